@@ -1,0 +1,288 @@
+/*
+ * Software-based performance counters (SPC) for Open MPI: the C interface.
+ *
+ * Update macros (the fast path, used inside Open MPI):
+ *   SPC_RECORD(id, n)                 add n to a COUNTER, AGGREGATE or TIMER
+ *   SPC_USER_OR_MPI(tag, n, u, m)     add n to u if tag >= 0, else to m
+ *   SPC_TIMER_START(id, &timer)       start timing into a TIMER counter
+ *   SPC_TIMER_STOP(id, &timer)        stop and add the elapsed ticks
+ *   SPC_LEVEL_ADD(id, delta)          move a LEVEL up or down
+ * With SPC_ENABLE 0 each expands to ((void)0) and evaluates nothing.
+ * Otherwise each is inline code: one branch on the counter's enabled flag,
+ * then the update; no call, no lock, no division.
+ *
+ * Levels are the exception to "off costs a branch": a level is the length of
+ * a queue, so it must see every insert and every removal to be right when a
+ * reader turns it on later.  Levels (and the watermarks raised from them) are
+ * therefore always maintained when SPC is compiled in.  They move only on the
+ * unexpected and out-of-sequence paths.
+ *
+ * Everything else here (catalogue, enable control, reads) is ordinary
+ * functions of libspc, declared whatever SPC_ENABLE says.
+ */
+#ifndef SPC_SPC_H
+#define SPC_SPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "spc/spc_config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- The catalogue ------------------------------------------------------ */
+
+typedef enum spc_counter_id {
+#define SPC_CATEGORY(id, parent, description)
+#define SPC_CALL(name, category, function) OMPI_SPC_##name,
+#define SPC_STAT(name, kind, unit, category, verbosity, description) OMPI_SPC_##name,
+#define SPC_WATERMARK(name, level, category, verbosity, description) OMPI_SPC_##name,
+#include "spc/catalogue.def"
+    OMPI_SPC_NUM_COUNTERS
+} spc_counter_id;
+
+typedef enum spc_category_id {
+#define SPC_CATEGORY(id, parent, description) SPC_CATEGORY_##id,
+#define SPC_CALL(name, category, function)
+#define SPC_STAT(name, kind, unit, category, verbosity, description)
+#define SPC_WATERMARK(name, level, category, verbosity, description)
+#include "spc/catalogue.def"
+    SPC_NUM_CATEGORIES
+} spc_category_id;
+
+typedef enum spc_kind {
+    SPC_KIND_COUNTER,       /* number of events */
+    SPC_KIND_AGGREGATE,     /* sum of amounts, e.g. bytes */
+    SPC_KIND_TIMER,         /* cycle ticks, read in the unit of the catalogue */
+    SPC_KIND_LEVEL,         /* current value, goes up and down */
+    SPC_KIND_HIGHWATERMARK  /* highest value a LEVEL reached */
+} spc_kind;
+
+typedef enum spc_unit {
+    SPC_UNIT_CALLS,
+    SPC_UNIT_BYTES,
+    SPC_UNIT_MESSAGES,
+    SPC_UNIT_MICROSECONDS
+} spc_unit;
+
+/* MPI_T's nine verbosity levels, in MPI_T's order. */
+typedef enum spc_verbosity {
+    SPC_VERBOSITY_USER_BASIC,
+    SPC_VERBOSITY_USER_DETAIL,
+    SPC_VERBOSITY_USER_ALL,
+    SPC_VERBOSITY_TUNER_BASIC,
+    SPC_VERBOSITY_TUNER_DETAIL,
+    SPC_VERBOSITY_TUNER_ALL,
+    SPC_VERBOSITY_MPIDEV_BASIC,
+    SPC_VERBOSITY_MPIDEV_DETAIL,
+    SPC_VERBOSITY_MPIDEV_ALL
+} spc_verbosity;
+
+typedef struct spc_counter_info {
+    const char *name;        /* "OMPI_SPC_SEND", as upstream spells it */
+    const char *description;
+    spc_kind kind;
+    spc_unit unit;
+    spc_category_id category; /* always a leaf */
+    spc_verbosity verbosity;
+    int level;               /* HIGHWATERMARK: the LEVEL it watches; else -1 */
+} spc_counter_info;
+
+typedef struct spc_category_info {
+    const char *name;        /* "spc" (the root), "spc_matching", ... */
+    const char *description;
+    spc_category_id parent;  /* the root is its own parent */
+} spc_category_info;
+
+extern const spc_counter_info spc_counters[OMPI_SPC_NUM_COUNTERS];
+extern const spc_category_info spc_categories[SPC_NUM_CATEGORIES];
+
+/* Counter id of a name, with or without the OMPI_SPC_ prefix, any case; -1 if none. */
+int spc_counter_find(const char *name);
+/* Category id of a name ("spc_matching" or "matching", any case); -1 if none. */
+int spc_category_find(const char *name);
+
+/* ---- Set-up, enable control, reads ------------------------------------- */
+
+enum {
+    SPC_SUCCESS = 0,
+    SPC_ERR_BAD_ID = -1,       /* not a counter id, or not of the kind asked for */
+    SPC_ERR_NOT_ENABLED = -2,  /* disable without a matching enable */
+    SPC_ERR_NO_SLOT = -3       /* all per-reader watermark slots are taken */
+};
+
+/* Calibrates the cycle timer (a few milliseconds, once; later calls return
+ * at once).  Reads calibrate on first use if this was never called. */
+void spc_init(void);
+double spc_ticks_per_second(void);
+
+/* Reference-counted: a counter counts while at least one enable is not yet
+ * matched by a disable, so independent readers do not stop each other. */
+int spc_counter_enable(int id);
+int spc_counter_disable(int id);
+int spc_counter_is_enabled(int id);
+
+/* Enables, once each, the counters a configuration string names: "all",
+ * counter names (with or without OMPI_SPC_) and category names, separated by
+ * commas.  Returns the number of names it did not know; when that is not 0 it
+ * writes one message naming them and the valid choices into message (if
+ * message_size > 0).  The names it knew are enabled either way. */
+int spc_attach(const char *list, char *message, size_t message_size);
+
+/* Value in the counter's native unit (timer ticks), summed over threads. */
+uint64_t spc_read_raw(int id);
+/* A native value converted to the catalogue's unit (timers: microseconds). */
+uint64_t spc_convert(int id, uint64_t raw);
+uint64_t spc_read(int id);
+/* Reads min(count, OMPI_SPC_NUM_COUNTERS) counters, converted, into values;
+ * returns how many it wrote. */
+size_t spc_read_all(uint64_t *values, size_t count);
+
+/* Per-reader watermarks.  The process-wide watermark (what spc_read returns
+ * for a HIGHWATERMARK counter) is never reset; a reader that needs its own
+ * "highest since I started or reset" takes a slot. */
+#define SPC_WATERMARK_SLOTS 6
+int spc_watermark_slot_acquire(int watermark_id);   /* slot >= 1, or an error */
+int spc_watermark_slot_reset(int watermark_id, int slot);
+int spc_watermark_slot_release(int watermark_id, int slot);
+uint64_t spc_watermark_slot_read(int watermark_id, int slot);
+
+/* ---- Storage the fast path touches (not for direct use) ----------------- */
+
+/* One cache line per counter: the counter in atomic mode, or a LEVEL's value
+ * and its watermarks (high[0] process-wide, high[k] for per-reader slot k). */
+struct __attribute__((aligned(64))) spc_shared_slot {
+    uint64_t value;
+    uint64_t reader_slots;             /* bit k set: high[k] is in use, k >= 1 */
+    int64_t high[SPC_WATERMARK_SLOTS + 1];
+};
+
+extern struct spc_shared_slot spc_shared[OMPI_SPC_NUM_COUNTERS];
+extern unsigned char spc_enabled_flags[OMPI_SPC_NUM_COUNTERS];
+
+/* The calling thread's block of OMPI_SPC_NUM_COUNTERS counters (sharded
+ * mode).  Only a pointer is thread-local, and initial-exec, so that libmpi
+ * stays dlopen-able and no update calls __tls_get_addr. */
+extern __thread uint64_t *spc_thread_shard __attribute__((tls_model("initial-exec")));
+/* First update of a thread: allocates and registers its block. */
+uint64_t *spc_thread_shard_create(void) __attribute__((cold));
+
+/* Start time of a running SPC_TIMER_START/STOP pair; 0 when not running. */
+typedef uint64_t spc_timer_t;
+
+#if SPC_ENABLE
+
+#define SPC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+static inline int spc_enabled_(int id)
+{
+    return __atomic_load_n(&spc_enabled_flags[id], __ATOMIC_RELAXED);
+}
+
+/* Only the owning thread writes its block; the relaxed atomic store lets a
+ * concurrent reader load it without a data race. */
+static inline void spc_sharded_add(int id, uint64_t n)
+{
+    uint64_t *shard = spc_thread_shard;
+    if (SPC_UNLIKELY(shard == NULL)) {
+        shard = spc_thread_shard_create();
+    }
+    __atomic_store_n(&shard[id], __atomic_load_n(&shard[id], __ATOMIC_RELAXED) + n,
+                     __ATOMIC_RELAXED);
+}
+
+static inline void spc_atomic_add(int id, uint64_t n)
+{
+    __atomic_fetch_add(&spc_shared[id].value, n, __ATOMIC_RELAXED);
+}
+
+static inline void spc_add_(int id, uint64_t n)
+{
+#if SPC_STORAGE_ATOMIC
+    spc_atomic_add(id, n);
+#else
+    spc_sharded_add(id, n);
+#endif
+}
+
+static inline void spc_record_(int id, uint64_t n)
+{
+    if (SPC_UNLIKELY(spc_enabled_(id))) {
+        spc_add_(id, n);
+    }
+}
+
+static inline uint64_t spc_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    uint32_t low, high;
+    __asm__ __volatile__("rdtsc" : "=a"(low), "=d"(high));
+    return ((uint64_t)high << 32) | low;
+#else
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+#endif
+}
+
+/* A timer left at 0 by a disabled start is skipped by its stop, so a counter
+ * turned on between the two never adds garbage. */
+static inline void spc_timer_start_(int id, spc_timer_t *timer)
+{
+    *timer = SPC_UNLIKELY(spc_enabled_(id)) ? spc_ticks() : 0;
+}
+
+static inline void spc_timer_stop_(int id, spc_timer_t *timer)
+{
+    if (SPC_UNLIKELY(*timer != 0)) {
+        spc_add_(id, spc_ticks() - *timer);
+        *timer = 0;
+    }
+}
+
+static inline void spc_raise_(int64_t *high, int64_t now)
+{
+    int64_t seen = __atomic_load_n(high, __ATOMIC_RELAXED);
+    while (now > seen &&
+           !__atomic_compare_exchange_n(high, &seen, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+static inline void spc_level_add_(int id, int64_t delta)
+{
+    struct spc_shared_slot *slot = &spc_shared[id];
+    int64_t now = (int64_t)__atomic_add_fetch(&slot->value, (uint64_t)delta, __ATOMIC_RELAXED);
+    if (delta > 0) {
+        spc_raise_(&slot->high[0], now);
+        for (uint64_t readers = __atomic_load_n(&slot->reader_slots, __ATOMIC_ACQUIRE); readers;
+             readers &= readers - 1) {
+            spc_raise_(&slot->high[__builtin_ctzll(readers)], now);
+        }
+    }
+}
+
+#define SPC_RECORD(id, n) spc_record_((id), (uint64_t)(n))
+#define SPC_USER_OR_MPI(tag, n, user_id, mpi_id) \
+    spc_record_((tag) >= 0 ? (user_id) : (mpi_id), (uint64_t)(n))
+#define SPC_TIMER_START(id, timer) spc_timer_start_((id), (timer))
+#define SPC_TIMER_STOP(id, timer) spc_timer_stop_((id), (timer))
+#define SPC_LEVEL_ADD(id, delta) spc_level_add_((id), (int64_t)(delta))
+
+#else /* SPC compiled out */
+
+#define SPC_RECORD(id, n) ((void)0)
+#define SPC_USER_OR_MPI(tag, n, user_id, mpi_id) ((void)0)
+#define SPC_TIMER_START(id, timer) ((void)0)
+#define SPC_TIMER_STOP(id, timer) ((void)0)
+#define SPC_LEVEL_ADD(id, delta) ((void)0)
+
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,193 @@
+// Enable control (reference counted) and the mpi_spc_attach parser.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <mutex>
+
+#include "internal.hpp"
+
+namespace {
+
+std::mutex enable_mutex;  // orders reference changes with flag changes
+unsigned enable_refs[OMPI_SPC_NUM_COUNTERS];
+
+bool valid_id(int id) { return id >= 0 && id < OMPI_SPC_NUM_COUNTERS; }
+
+void set_flag(int id, bool on) { __atomic_store_n(&spc_enabled_flags[id], on ? 1 : 0, __ATOMIC_RELAXED); }
+
+std::string_view trim(std::string_view text)
+{
+    auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+    while (!text.empty() && space(text.front())) {
+        text.remove_prefix(1);
+    }
+    while (!text.empty() && space(text.back())) {
+        text.remove_suffix(1);
+    }
+    return text;
+}
+
+std::string upper(std::string_view text)
+{
+    std::string out(text);
+    for (char &c : out) {
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    return out;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b)
+{
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) {
+        row[j] = j;
+    }
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+// The closest counter or category name, if it is close enough to be a typo.
+std::string suggestion(std::string_view unknown)
+{
+    std::string wanted = upper(unknown);
+    std::string best;
+    size_t best_distance = 3;
+    auto consider = [&](std::string_view name) {
+        size_t d = edit_distance(wanted, upper(name));
+        if (d < best_distance) {
+            best_distance = d;
+            best = name;
+        }
+    };
+    for (const spc_counter_info &counter : spc_counters) {
+        consider(counter.name + std::strlen("OMPI_SPC_"));
+    }
+    for (const spc_category_info &category : spc_categories) {
+        consider(category.name);
+    }
+    return best;
+}
+
+std::string valid_choices()
+{
+    std::string text = "valid choices are \"all\"; a category: ";
+    for (int id = 0; id < SPC_NUM_CATEGORIES; ++id) {
+        text += (id ? ", " : "") + std::string(spc_categories[id].name);
+    }
+    text += "; or a counter, with or without the OMPI_SPC_ prefix: ";
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        text += (id ? ", " : "") + std::string(spc_counters[id].name + std::strlen("OMPI_SPC_"));
+    }
+    return text;
+}
+
+}  // namespace
+
+namespace spc {
+
+AttachList parse_attach_list(std::string_view list)
+{
+    AttachList result;
+    std::vector<bool> chosen(OMPI_SPC_NUM_COUNTERS, false);
+    while (!list.empty()) {
+        size_t comma = list.find(',');
+        std::string_view entry = trim(list.substr(0, comma));
+        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+        if (entry.empty()) {
+            continue;  // "a,,b" and a trailing comma name nothing
+        }
+        std::string name(entry);
+        int counter = spc_counter_find(name.c_str());
+        int category = counter < 0 ? spc_category_find(name.c_str()) : -1;
+        if (counter >= 0) {
+            chosen[counter] = true;
+        } else if (category >= 0 || upper(name) == "ALL") {
+            int root = category >= 0 ? category : SPC_CATEGORY_spc;
+            for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+                if (category_contains(root, spc_counters[id].category)) {
+                    chosen[id] = true;
+                }
+            }
+        } else {
+            result.unknown.push_back(name);
+        }
+    }
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        if (chosen[id]) {
+            result.counters.push_back(id);
+        }
+    }
+    if (!result.unknown.empty()) {
+        result.message = "mpi_spc_attach: unknown counter or category ";
+        for (size_t i = 0; i < result.unknown.size(); ++i) {
+            const std::string &name = result.unknown[i];
+            result.message += (i ? ", \"" : "\"") + name + "\"";
+            std::string close = suggestion(name);
+            if (!close.empty()) {
+                result.message += " (did you mean \"" + close + "\"?)";
+            }
+        }
+        result.message += "; the other names still apply. " + valid_choices() + ".";
+    }
+    return result;
+}
+
+}  // namespace spc
+
+extern "C" {
+
+int spc_counter_enable(int id)
+{
+    if (!valid_id(id)) {
+        return SPC_ERR_BAD_ID;
+    }
+    std::lock_guard<std::mutex> lock(enable_mutex);
+    if (enable_refs[id]++ == 0) {
+        set_flag(id, true);
+    }
+    return SPC_SUCCESS;
+}
+
+int spc_counter_disable(int id)
+{
+    if (!valid_id(id)) {
+        return SPC_ERR_BAD_ID;
+    }
+    std::lock_guard<std::mutex> lock(enable_mutex);
+    if (enable_refs[id] == 0) {
+        return SPC_ERR_NOT_ENABLED;
+    }
+    if (--enable_refs[id] == 0) {
+        set_flag(id, false);
+    }
+    return SPC_SUCCESS;
+}
+
+int spc_counter_is_enabled(int id)
+{
+    return valid_id(id) && __atomic_load_n(&spc_enabled_flags[id], __ATOMIC_RELAXED);
+}
+
+int spc_attach(const char *list, char *message, size_t message_size)
+{
+    spc::AttachList parsed = spc::parse_attach_list(list ? list : "");
+    for (int id : parsed.counters) {
+        spc_counter_enable(id);
+    }
+    if (message != nullptr && message_size > 0) {
+        size_t n = std::min(parsed.message.size(), message_size - 1);
+        std::memcpy(message, parsed.message.data(), n);
+        message[n] = '\0';
+    }
+    return static_cast<int>(parsed.unknown.size());
+}
+
+}  // extern "C"

@@ -1,0 +1,28 @@
+// Declarations shared by the C++ sources of libspc (not installed).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spc/spc.h"
+
+namespace spc {
+
+// True if category is ancestor or lies below it.
+bool category_contains(int ancestor, int category);
+
+struct AttachList {
+    std::vector<int> counters;          // ascending, each once
+    std::vector<std::string> unknown;   // names as written, in order
+    std::string message;                // empty when unknown is empty
+};
+
+// Parses an mpi_spc_attach string; enables nothing.
+AttachList parse_attach_list(std::string_view list);
+
+// Timer ticks to microseconds, exact over any uint64_t tick count.
+uint64_t ticks_to_microseconds(uint64_t ticks, uint64_t ticks_per_second);
+
+}  // namespace spc

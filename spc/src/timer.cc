@@ -1,0 +1,91 @@
+// Cycle-counter calibration and tick conversion.
+#include <time.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "internal.hpp"
+
+namespace {
+
+uint64_t monotonic_ns()
+{
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// A tick count read between two clock readings, and the midpoint of the two.
+struct Bracket {
+    uint64_t ticks;
+    uint64_t ns;
+    uint64_t width_ns;
+};
+
+Bracket bracket()
+{
+    Bracket best{0, 0, UINT64_MAX};
+    for (int attempt = 0; attempt < 5; ++attempt) {  // a preempted reading is wide: keep the narrowest
+        uint64_t before = monotonic_ns();
+        uint64_t ticks = spc_ticks();
+        uint64_t after = monotonic_ns();
+        if (after - before < best.width_ns) {
+            best = {ticks, before + (after - before) / 2, after - before};
+        }
+    }
+    return best;
+}
+
+uint64_t calibrate()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    // The TSC runs at a constant rate here (constant_tsc, nonstop_tsc), so one
+    // interval against CLOCK_MONOTONIC fixes it; two readings about 100 ns wide
+    // over 5 ms put the error near 2e-5.
+    Bracket start = bracket();
+    timespec pause{0, 5000000};
+    while (nanosleep(&pause, &pause) != 0) {
+    }
+    Bracket end = bracket();
+    return static_cast<uint64_t>(static_cast<long double>(end.ticks - start.ticks) * 1e9L /
+                                 static_cast<long double>(end.ns - start.ns));
+#else
+    return 1000000000u;  // spc_ticks() reads CLOCK_MONOTONIC in nanoseconds
+#endif
+}
+
+std::once_flag calibrated;
+uint64_t ticks_per_second_value;
+
+uint64_t ticks_per_second()
+{
+    std::call_once(calibrated, [] { ticks_per_second_value = calibrate(); });
+    return ticks_per_second_value;
+}
+
+}  // namespace
+
+namespace spc {
+
+uint64_t ticks_to_microseconds(uint64_t ticks, uint64_t per_second)
+{
+    return static_cast<uint64_t>(static_cast<unsigned __int128>(ticks) * 1000000u / per_second);
+}
+
+}  // namespace spc
+
+extern "C" {
+
+void spc_init(void) { ticks_per_second(); }
+
+double spc_ticks_per_second(void) { return static_cast<double>(ticks_per_second()); }
+
+uint64_t spc_convert(int id, uint64_t raw)
+{
+    if (id < 0 || id >= OMPI_SPC_NUM_COUNTERS || spc_counters[id].kind != SPC_KIND_TIMER) {
+        return raw;
+    }
+    return spc::ticks_to_microseconds(raw, ticks_per_second());
+}
+
+}  // extern "C"

@@ -1,0 +1,132 @@
+// The mpi_spc_attach parser and spc_attach.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "spc/spc.h"
+#include "../src/internal.hpp"
+
+namespace {
+
+using spc::parse_attach_list;
+
+std::vector<int> counters_in(spc_category_id category)
+{
+    std::vector<int> ids;
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        if (spc::category_contains(category, spc_counters[id].category)) {
+            ids.push_back(id);
+        }
+    }
+    return ids;
+}
+
+TEST(AttachList, NamesWithAndWithoutPrefix)
+{
+    auto parsed = parse_attach_list("OMPI_SPC_SEND,RECV, bytes_sent_user ");
+    EXPECT_EQ(parsed.counters,
+              (std::vector<int>{OMPI_SPC_SEND, OMPI_SPC_RECV, OMPI_SPC_BYTES_SENT_USER}));
+    EXPECT_TRUE(parsed.unknown.empty());
+    EXPECT_TRUE(parsed.message.empty());
+}
+
+TEST(AttachList, AllNamesEveryCounterOnce)
+{
+    auto parsed = parse_attach_list("SEND, all ,SEND");
+    ASSERT_EQ(parsed.counters.size(), size_t{OMPI_SPC_NUM_COUNTERS});
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        EXPECT_EQ(parsed.counters[id], id);
+    }
+}
+
+TEST(AttachList, CategoriesExpandToTheirCounters)
+{
+    auto timers = parse_attach_list("spc_timers");
+    EXPECT_EQ(timers.counters, (std::vector<int>{OMPI_SPC_MATCH_TIME, OMPI_SPC_OOS_MATCH_TIME}));
+
+    auto matching = parse_attach_list("matching");
+    EXPECT_EQ(matching.counters,
+              (std::vector<int>{OMPI_SPC_UNEXPECTED, OMPI_SPC_OUT_OF_SEQUENCE,
+                                OMPI_SPC_UNEXPECTED_IN_QUEUE, OMPI_SPC_OOS_IN_QUEUE,
+                                OMPI_SPC_MAX_UNEXPECTED_IN_QUEUE, OMPI_SPC_MAX_OOS_IN_QUEUE}));
+
+    // An inner category takes its whole subtree: spc_mpi is the 95 call counters.
+    auto calls = parse_attach_list("spc_mpi");
+    EXPECT_EQ(calls.counters.size(), 95u);
+    EXPECT_EQ(calls.counters, counters_in(SPC_CATEGORY_spc_mpi));
+
+    auto mixed = parse_attach_list("spc_mpi_rma,BYTES_PUT");
+    EXPECT_EQ(mixed.counters, (std::vector<int>{OMPI_SPC_PUT, OMPI_SPC_RPUT, OMPI_SPC_GET,
+                                                OMPI_SPC_RGET, OMPI_SPC_BYTES_PUT}));
+}
+
+TEST(AttachList, UnknownNamesAreReportedOnceAndTheRestStillApplies)
+{
+    auto parsed = parse_attach_list("SNED,RECV,bogus_counter");
+    EXPECT_EQ(parsed.counters, (std::vector<int>{OMPI_SPC_RECV}));
+    EXPECT_EQ(parsed.unknown, (std::vector<std::string>{"SNED", "bogus_counter"}));
+    const std::string &m = parsed.message;
+    EXPECT_NE(m.find("\"SNED\" (did you mean \"SEND\"?)"), std::string::npos) << m;
+    EXPECT_NE(m.find("\"bogus_counter\""), std::string::npos) << m;
+    EXPECT_EQ(m.find("\"bogus_counter\" (did you mean"), std::string::npos) << m;
+    EXPECT_NE(m.find("\"all\""), std::string::npos) << m;
+    EXPECT_NE(m.find("spc_matching"), std::string::npos) << m;
+    EXPECT_NE(m.find("OOS_MATCH_TIME"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << "one message, one line";
+}
+
+TEST(AttachList, EmptyAndMalformedStrings)
+{
+    EXPECT_TRUE(parse_attach_list("").counters.empty());
+    EXPECT_TRUE(parse_attach_list("").unknown.empty());
+    EXPECT_TRUE(parse_attach_list(" , ,, ").counters.empty());
+    EXPECT_TRUE(parse_attach_list(" , ,, ").unknown.empty());
+    EXPECT_EQ(parse_attach_list("SEND,,RECV,").counters,
+              (std::vector<int>{OMPI_SPC_SEND, OMPI_SPC_RECV}));
+
+    // Other separators are not separators: the whole entry is one unknown name.
+    auto spaced = parse_attach_list("SEND RECV");
+    EXPECT_TRUE(spaced.counters.empty());
+    EXPECT_EQ(spaced.unknown, (std::vector<std::string>{"SEND RECV"}));
+    auto semicolon = parse_attach_list("SEND;RECV");
+    EXPECT_EQ(semicolon.unknown, (std::vector<std::string>{"SEND;RECV"}));
+    EXPECT_EQ(parse_attach_list("OMPI_SPC_").unknown, (std::vector<std::string>{"OMPI_SPC_"}));
+    EXPECT_EQ(parse_attach_list("all_of_them").unknown, (std::vector<std::string>{"all_of_them"}));
+}
+
+TEST(Attach, EnablesKnownNamesAndWritesTheMessage)
+{
+    ASSERT_FALSE(spc_counter_is_enabled(OMPI_SPC_IBARRIER));
+    char message[64];
+    EXPECT_EQ(spc_attach("IBARRIER,NOPE", message, sizeof message), 1);
+    EXPECT_TRUE(spc_counter_is_enabled(OMPI_SPC_IBARRIER));
+    EXPECT_EQ(std::string(message).size(), sizeof message - 1) << "truncated, terminated";
+    EXPECT_EQ(std::string(message).rfind("mpi_spc_attach: unknown counter or category \"NOPE\"", 0), 0u)
+        << message;
+    EXPECT_EQ(spc_counter_disable(OMPI_SPC_IBARRIER), SPC_SUCCESS);
+    EXPECT_FALSE(spc_counter_is_enabled(OMPI_SPC_IBARRIER));
+
+    EXPECT_EQ(spc_attach(nullptr, nullptr, 0), 0);
+    EXPECT_EQ(spc_attach("", message, sizeof message), 0);
+    EXPECT_STREQ(message, "");
+}
+
+TEST(Enable, IsReferenceCounted)
+{
+    const int id = OMPI_SPC_ISCAN;
+    EXPECT_EQ(spc_counter_disable(id), SPC_ERR_NOT_ENABLED);
+    EXPECT_EQ(spc_counter_enable(id), SPC_SUCCESS);
+    EXPECT_EQ(spc_counter_enable(id), SPC_SUCCESS);
+    EXPECT_EQ(spc_counter_disable(id), SPC_SUCCESS);
+    EXPECT_TRUE(spc_counter_is_enabled(id)) << "the other reader still holds it";
+    EXPECT_EQ(spc_counter_disable(id), SPC_SUCCESS);
+    EXPECT_FALSE(spc_counter_is_enabled(id));
+    EXPECT_EQ(spc_counter_disable(id), SPC_ERR_NOT_ENABLED);
+    EXPECT_EQ(spc_counter_enable(-1), SPC_ERR_BAD_ID);
+    EXPECT_EQ(spc_counter_enable(OMPI_SPC_NUM_COUNTERS), SPC_ERR_BAD_ID);
+    EXPECT_EQ(spc_counter_disable(OMPI_SPC_NUM_COUNTERS), SPC_ERR_BAD_ID);
+    EXPECT_FALSE(spc_counter_is_enabled(-5));
+}
+
+}  // namespace

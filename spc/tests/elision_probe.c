@@ -1,0 +1,28 @@
+/* Compiled twice: with SPC_ENABLE 0 (the macros must vanish, arguments
+ * unevaluated, no SPC symbol referenced) and with SPC_ENABLE 1 (the control:
+ * every argument evaluated exactly once).  PROBE names the function. */
+#include "spc/spc.h"
+
+static int evaluations;
+
+/* An argument with a side effect: it counts its own evaluation. */
+__attribute__((unused)) static int seen(int value)
+{
+    ++evaluations;
+    return value;
+}
+
+int PROBE(void)
+{
+    spc_timer_t timer = 0;
+    (void)timer;
+    evaluations = 0;
+    SPC_RECORD(OMPI_SPC_SEND, seen(1));
+    SPC_RECORD(seen(OMPI_SPC_RECV), 1);
+    SPC_USER_OR_MPI(seen(0), seen(64), OMPI_SPC_BYTES_SENT_USER, OMPI_SPC_BYTES_SENT_MPI);
+    SPC_TIMER_START(seen(OMPI_SPC_MATCH_TIME), &timer);
+    SPC_TIMER_STOP(seen(OMPI_SPC_MATCH_TIME), &timer);
+    SPC_LEVEL_ADD(OMPI_SPC_OOS_IN_QUEUE, seen(1));
+    SPC_LEVEL_ADD(seen(OMPI_SPC_OOS_IN_QUEUE), -1);
+    return evaluations;
+}
