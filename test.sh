@@ -44,7 +44,7 @@ for line in open(sys.argv[1]):
     test = json.loads(line)
     good = test["result"] in ("OK", "EXPECTEDFAIL")
     cases_ok = len(re.findall(r"^\[       OK \]", test.get("stdout", ""), re.M))
-    cases_bad = len(re.findall(r"^\[  FAILED  \] \S+ \(\d+ ms\)$", test.get("stdout", ""), re.M))
+    cases_bad = len(re.findall(r"^\[  FAILED  \] .* \(\d+ ms\)$", test.get("stdout", ""), re.M))
     if cases_ok + cases_bad:
         passed += cases_ok
         failed += cases_bad or (0 if good else 1)
