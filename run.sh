@@ -37,16 +37,22 @@ echo "== building build/release"
 [ -f build/release/build.ninja ] || meson setup build/release >/dev/null
 ninja -C build/release bench/spc_bench >/dev/null
 
-cat >"$out/meta.json" <<META
-{
-  "commit": "$(git rev-parse HEAD 2>/dev/null || echo unknown)",
-  "dirty": $( [ -z "$(git status --porcelain 2>/dev/null)" ] && echo false || echo true ),
-  "meson_options": "$(meson introspect --buildoptions build/release | python3 -c 'import json,sys; print(" ".join(f"{o["name"]}={o["value"]}" for o in json.load(sys.stdin) if o["name"] in ("spc","storage","buildtype","b_sanitize")))')",
-  "cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')",
-  "kernel": "$(uname -r)",
-  "command": "./run.sh --repetitions $repetitions --min-time $min_time --out $out"
-}
-META
+python3 - "$out/meta.json" "./run.sh --repetitions $repetitions --min-time $min_time --out $out" <<'PY'
+import json, subprocess, sys
+def run(*command):
+    return subprocess.run(command, capture_output=True, text=True).stdout.strip()
+options = json.loads(run("meson", "introspect", "--buildoptions", "build/release"))
+cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
+json.dump({
+    "commit": run("git", "rev-parse", "HEAD") or "unknown",
+    "dirty": bool(run("git", "status", "--porcelain")),
+    "meson_options": {o["name"]: o["value"] for o in options
+                      if o["name"] in ("spc", "storage", "buildtype", "b_sanitize")},
+    "cpu": cpu,
+    "kernel": run("uname", "-r"),
+    "command": sys.argv[2],
+}, open(sys.argv[1], "w"), indent=2)
+PY
 
 echo "== running spc_bench: $repetitions interleaved repetitions, results in $out"
 build/release/bench/spc_bench \
