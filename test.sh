@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# Runs every test of the project, in three builds:
+# Runs every test of the project:
+#   Open MPI       ompi_patches/build_ompi.sh spc (cached: seconds when unchanged,
+#                  about 20 minutes cold), unless --core-only
 #   build/release  all tests, including the object-file and disassembly checks
+#                  and the MPI tests against that Open MPI build (suite ompi)
 #   build/tsan     the concurrent tests under ThreadSanitizer
 #   build/asan     the unit and concurrent tests under AddressSanitizer + UBSan
-# Warnings are errors in all three.  Ends with one "N passed, N failed" line (GoogleTest cases
-# counted one by one)
-# and exits non-zero if anything failed.
+# Warnings are errors in all three.  Ends with one "N passed, N failed" line
+# (GoogleTest cases counted one by one) and exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")"
+
+core_only=false
+case "${1:-}" in
+    "") ;;
+    --core-only) core_only=true ;;
+    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; echo "usage: ./test.sh [--core-only]"; exit 0 ;;
+    *) echo "test.sh: unknown argument '$1' (usage: ./test.sh [--core-only])" >&2; exit 2 ;;
+esac
 
 passed=0
 failed=0
@@ -59,7 +69,17 @@ PY
 }
 
 mkdir -p build
-setup build/release && check build/release
+ompi_cache=
+if [ "$core_only" = false ]; then
+    echo "=== Open MPI 4.1.4 with SPC (ompi_patches/build_ompi.sh spc)"
+    if ompi_patches/build_ompi.sh spc >/dev/null; then
+        ompi_cache=${SPC_CACHE:-/var/cache/ompi-spc}
+    else
+        echo "FAILED: the Open MPI build"
+        failed=$((failed + 1))
+    fi
+fi
+setup build/release -Dompi_cache="$ompi_cache" && check build/release
 setup build/tsan -Dbuildtype=debugoptimized -Db_sanitize=thread && check build/tsan --suite concurrent
 setup build/asan -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false &&
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 check build/asan --suite unit --suite concurrent

@@ -176,11 +176,14 @@ int spc_counter_is_enabled(int id)
     return valid_id(id) && __atomic_load_n(&spc_enabled_flags[id], __ATOMIC_RELAXED);
 }
 
-int spc_attach(const char *list, char *message, size_t message_size)
+int spc_attach_parse(const char *list, unsigned char *chosen, char *message, size_t message_size)
 {
     spc::AttachList parsed = spc::parse_attach_list(list ? list : "");
-    for (int id : parsed.counters) {
-        spc_counter_enable(id);
+    if (chosen != nullptr) {
+        std::fill(chosen, chosen + OMPI_SPC_NUM_COUNTERS, 0);
+        for (int id : parsed.counters) {
+            chosen[id] = 1;
+        }
     }
     if (message != nullptr && message_size > 0) {
         size_t n = std::min(parsed.message.size(), message_size - 1);
@@ -188,6 +191,18 @@ int spc_attach(const char *list, char *message, size_t message_size)
         message[n] = '\0';
     }
     return static_cast<int>(parsed.unknown.size());
+}
+
+int spc_attach(const char *list, char *message, size_t message_size)
+{
+    unsigned char chosen[OMPI_SPC_NUM_COUNTERS];
+    int unknown = spc_attach_parse(list, chosen, message, message_size);
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        if (chosen[id]) {
+            spc_counter_enable(id);
+        }
+    }
+    return unknown;
 }
 
 }  // extern "C"

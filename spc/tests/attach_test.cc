@@ -130,3 +130,20 @@ TEST(Enable, IsReferenceCounted)
 }
 
 }  // namespace
+
+namespace {
+
+TEST(AttachParse, ReportsTheChoiceWithoutEnabling)
+{
+    unsigned char chosen[OMPI_SPC_NUM_COUNTERS];
+    char message[256];
+    EXPECT_EQ(spc_attach_parse("spc_timers,nonsense", chosen, message, sizeof message), 1);
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        EXPECT_EQ(chosen[id], id == OMPI_SPC_MATCH_TIME || id == OMPI_SPC_OOS_MATCH_TIME) << id;
+        EXPECT_FALSE(spc_counter_is_enabled(id)) << id;
+    }
+    EXPECT_EQ(spc_attach_parse(nullptr, chosen, nullptr, 0), 0);
+    EXPECT_EQ(spc_attach_parse("all", nullptr, nullptr, 0), 0);
+}
+
+}  // namespace

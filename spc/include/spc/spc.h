@@ -131,6 +131,9 @@ int spc_counter_is_enabled(int id);
  * writes one message naming them and the valid choices into message (if
  * message_size > 0).  The names it knew are enabled either way. */
 int spc_attach(const char *list, char *message, size_t message_size);
+/* The same without enabling: chosen[id] (OMPI_SPC_NUM_COUNTERS bytes, may be
+ * NULL) is set to 1 for each counter the list names, 0 otherwise. */
+int spc_attach_parse(const char *list, unsigned char *chosen, char *message, size_t message_size);
 
 /* Value in the counter's native unit (timer ticks), summed over threads. */
 uint64_t spc_read_raw(int id);

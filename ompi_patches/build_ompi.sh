@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# Builds Open MPI 4.1.4 (Debian's source package 4.1.4-3) into a cached prefix.
+#
+# usage: ompi_patches/build_ompi.sh VARIANT
+#   spc       our patch series and SPC core, SPC compiled in        (build a)
+#   nospc     the same patched tree with SPC compiled out: baseline  (build b)
+#   upstream  unpatched 4.1.4 with its own --enable-spc: the anchor  (build c)
+#
+# All three use the same configure flags except the SPC choice.  A prefix is
+# reused while the content hash of its inputs (source version, patches, core
+# sources, flags, compiler) is unchanged, so an unchanged rerun takes seconds.
+# Each variant keeps one fixed prefix and work folder: the configure line and
+# the paths then stay the same from one version to the next, and ccache
+# (CCACHE_DIR) serves every file a change did not touch.
+#
+# Environment: SPC_CACHE (default /var/cache/ompi-spc) holds sources, work
+# folders, prefixes and logs; JOBS (default: nproc) for make.
+# The last line of standard output is the prefix.
+set -euo pipefail
+
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+
+variant=${1:-}
+case "$variant" in
+    spc | nospc | upstream) ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "build_ompi.sh: unknown or missing variant '${variant}'" >&2; usage >&2; exit 2 ;;
+esac
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cache=${SPC_CACHE:-/var/cache/ompi-spc}
+jobs=${JOBS:-$(nproc)}
+package_version=4.1.4-3
+orig=openmpi_4.1.4.orig.tar.xz
+dsc=openmpi_${package_version}.dsc
+prefix=$cache/prefix/$variant
+work=$cache/work/$variant
+log=$cache/logs/$variant.log
+
+mkdir -p "$cache/src" "$cache/prefix" "$cache/work" "$cache/logs"
+exec 9>"$cache/$variant.lock"
+flock 9  # one build of a variant at a time
+
+say() { echo "[build $variant $(date +%H:%M:%S)] $*" >&2; }
+
+# --- the source, verified ----------------------------------------------------
+
+enable_source_entries() {
+    # deb-src twins of the machine's own deb entries, so no host is named here.
+    local list=/etc/apt/sources.list.d/ompi-spc-deb-src.sources
+    [ -f "$list" ] && return
+    local found=0
+    for sources in /etc/apt/sources.list.d/*.sources; do
+        [ -f "$sources" ] || continue
+        grep -q '^Types:.*\bdeb-src\b' "$sources" && found=1
+        if grep -q '^Types: *deb *$' "$sources"; then
+            sed 's/^Types: *deb *$/Types: deb-src/' "$sources" >>"$list"
+            echo >>"$list"
+            found=1
+        fi
+    done
+    if [ -f /etc/apt/sources.list ] && grep -q '^deb ' /etc/apt/sources.list; then
+        sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >/etc/apt/sources.list.d/ompi-spc-deb-src.list
+        found=1
+    fi
+    [ "$found" = 1 ] || { echo "build_ompi.sh: no apt source entries to derive deb-src from" >&2; exit 1; }
+}
+
+verify_source() {
+    # Every file of the .dsc's Checksums-Sha256 block must match.
+    (cd "$cache/src" &&
+        awk '/^Checksums-Sha256:/{on=1; next} /^[^ ]/{on=0} on && NF==3 {print $1 "  " $3}' "$dsc" |
+        sha256sum --check --quiet)
+}
+
+if [ ! -f "$cache/src/$orig" ] || [ ! -f "$cache/src/$dsc" ] || ! verify_source 2>/dev/null; then
+    say "fetching Debian source package openmpi=$package_version"
+    enable_source_entries
+    apt-get update -qq
+    (cd "$cache/src" && apt-get source --download-only -qq "openmpi=$package_version") >&2
+fi
+verify_source || { echo "build_ompi.sh: $orig does not match the checksums of $dsc" >&2; exit 1; }
+
+# --- what this build is made of ----------------------------------------------
+
+configure_flags=(
+    --disable-mpi-fortran --disable-oshmem --disable-mpi-java
+    --without-ucx --without-verbs --without-ofi --without-psm2 --without-cuda
+    --with-hwloc=external --with-libevent=external --disable-dlopen
+    "--with-package-string=Open MPI 4.1.4 (ompi-spc $variant)"
+)
+case "$variant" in
+    spc | upstream) configure_flags+=(--enable-spc) ;;
+    nospc) configure_flags+=(--disable-spc) ;;
+esac
+
+ours=()
+if [ "$variant" != upstream ]; then
+    # What the installed core and the patched tree are made of (not tests).
+    ours=(meson.build meson_options.txt spc/meson.build spc/include spc/src pvar_export/ompi
+          ompi_patches/series)
+    while read -r patch_name; do
+        ours+=("ompi_patches/$patch_name")
+    done < <(grep -v '^\s*\(#\|$\)' "$repo/ompi_patches/series")
+fi
+
+content_hash() {
+    {
+        echo "openmpi $package_version $(sha256sum <"$cache/src/$orig")"
+        echo "variant $variant"
+        printf '%s\n' "${configure_flags[@]}"
+        gcc --version | head -1
+        if [ ${#ours[@]} -gt 0 ]; then
+            (cd "$repo" && find "${ours[@]}" -type f ! -path '*/__pycache__/*' -print0 |
+                sort -z | xargs -0 sha256sum)
+        fi
+    } | sha256sum | cut -c1-16
+}
+hash=$(content_hash)
+
+if [ -f "$prefix/.built" ] && [ "$(cat "$prefix/.built")" = "$hash" ]; then
+    say "up to date (content hash $hash)"
+    echo "$prefix"
+    exit 0
+fi
+
+# --- build --------------------------------------------------------------------
+
+started=$(date +%s)
+say "building content hash $hash into $prefix (log: $log)"
+rm -rf "$work" "$prefix"
+mkdir -p "$work"
+: >"$log"
+tar -xf "$cache/src/$orig" -C "$work"
+tree=$work/openmpi-4.1.4
+
+extra_env=()
+if [ "$variant" != upstream ]; then
+    say "building the SPC core into $prefix"
+    meson setup "$work/spc-core" "$repo" --prefix="$prefix" --libdir=lib -Dbuildtype=release \
+        -Dspc=$([ "$variant" = spc ] && echo enabled || echo disabled) >>"$log" 2>&1
+    meson install -C "$work/spc-core" >>"$log" 2>&1
+
+    say "applying ompi_patches/series"
+    while read -r patch_name; do
+        patch -d "$tree" -p1 --forward --batch --quiet <"$repo/ompi_patches/$patch_name" >>"$log" 2>&1 ||
+            { echo "build_ompi.sh: $patch_name does not apply; see $log" >&2; exit 1; }
+    done < <(grep -v '^\s*\(#\|$\)' "$repo/ompi_patches/series")
+    # Upstream's driver is replaced whole by ours.
+    cp "$repo/pvar_export/ompi/ompi_spc.c" "$repo/pvar_export/ompi/ompi_spc.h" "$tree/ompi/runtime/"
+    extra_env=(CPPFLAGS="-I$prefix/include" LDFLAGS="-L$prefix/lib -Wl,-rpath,$prefix/lib" LIBS=-lspc)
+fi
+
+# progress PHASE: runs the rest of the line, showing compiled files every 30 s
+progress() {
+    local phase=$1
+    shift
+    local before expected
+    before=$(grep -c '^ *CC\(LD\)\? ' "$log" || true)
+    expected=$(cat "$cache/logs/objects-$variant" 2>/dev/null || echo "?")
+    "$@" >>"$log" 2>&1 &
+    local pid=$!
+    trap "kill $pid 2>/dev/null" EXIT
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep 30
+        kill -0 "$pid" 2>/dev/null || break
+        local done_now=$(($(grep -c '^ *CC\(LD\)\? ' "$log" || true) - before))
+        say "$phase: $done_now of ~$expected files compiled, $(($(date +%s) - started)) s so far"
+    done
+    wait "$pid" || { echo "build_ompi.sh: $phase failed; last lines of $log:" >&2; tail -30 "$log" >&2; exit 1; }
+    trap - EXIT
+}
+
+cd "$tree"
+say "configure"
+progress configure ./configure --prefix="$prefix" "${configure_flags[@]}" \
+    CC="ccache gcc" CXX="ccache g++" "${extra_env[@]}"
+say "make -j$jobs"
+progress make make -j"$jobs"
+grep -c '^ *CC\(LD\)\? ' "$log" >"$cache/logs/objects-$variant" || true
+say "make install"
+progress install make install
+
+cat >"$prefix/build-info.json" <<INFO
+{"variant": "$variant", "content_hash": "$hash", "openmpi": "$package_version",
+ "configure_flags": "$(printf '%s ' "${configure_flags[@]}")",
+ "built": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "seconds": $(($(date +%s) - started))}
+INFO
+echo "$hash" >"$prefix/.built"
+say "done in $(($(date +%s) - started)) s"
+echo "$prefix"

@@ -1,0 +1,186 @@
+/*
+ * MPI_T semantics of the SPC performance variables, on 2 ranks:
+ * classes and types; start turns a counter on; two sessions started at
+ * different times read their own deltas; stop freezes a handle; reset and
+ * readreset; exact call counts; user bytes summed by the test for sizes
+ * 0 B to 4 MiB (eager, rendezvous and RDMA paths); MPI_ANY_TAG receives
+ * count as user bytes; a Bcast between user sends counts as MPI bytes only;
+ * every SPC variable enumerates with a unique name and a description; a
+ * read after MPI_Finalize returns an MPI_T error instead of crashing.
+ */
+#include "mpit_util.h"
+
+#include "spc/spc.h"
+
+static const int sizes[] = {0, 1, 7, 64, 4096, 12288, 65536, 1 << 20, 4 << 20};
+#define NUM_SIZES ((int)(sizeof sizes / sizeof sizes[0]))
+
+static void check_registration(void)
+{
+    int num;
+    MPI_OK(MPI_T_pvar_get_num(&num));
+    int found = 0;
+    for (int index = 0; index < num; ++index) {
+        char name[256], description[1024];
+        int name_len = sizeof name, desc_len = sizeof description;
+        int verbosity, var_class, bind, readonly, continuous, atomic;
+        MPI_Datatype datatype;
+        MPI_T_enum enumtype;
+        if (MPI_T_pvar_get_info(index, name, &name_len, &verbosity, &var_class, &datatype,
+                                &enumtype, description, &desc_len, &bind, &readonly,
+                                &continuous, &atomic) != MPI_SUCCESS) {
+            continue;
+        }
+        if (strncmp(name, "runtime_spc_", 12) != 0) {
+            continue;
+        }
+        int id = spc_counter_find(name + 12);
+        CHECK(id >= 0, "%s is not in the catalogue", name);
+        if (id < 0) {
+            continue;
+        }
+        ++found;
+        CHECK(strcmp(description, spc_counters[id].description) == 0, "%s: description", name);
+        CHECK(datatype == MPI_UNSIGNED_LONG_LONG, "%s: datatype", name);
+        CHECK(!continuous, "%s must not be continuous", name);
+        CHECK(readonly, "%s must be read-only", name);
+        CHECK(bind == MPI_T_BIND_NO_OBJECT, "%s: bind", name);
+        static const int expected_class[] = {
+            [SPC_KIND_COUNTER] = MPI_T_PVAR_CLASS_COUNTER,
+            [SPC_KIND_AGGREGATE] = MPI_T_PVAR_CLASS_AGGREGATE,
+            [SPC_KIND_TIMER] = MPI_T_PVAR_CLASS_TIMER,
+            [SPC_KIND_LEVEL] = MPI_T_PVAR_CLASS_LEVEL,
+            [SPC_KIND_HIGHWATERMARK] = MPI_T_PVAR_CLASS_HIGHWATERMARK,
+        };
+        CHECK(var_class == expected_class[spc_counters[id].kind], "%s: class %d", name, var_class);
+    }
+    /* names are unique in the catalogue, so one per counter means no duplicate */
+    CHECK_EQ_U64(found, OMPI_SPC_NUM_COUNTERS, "runtime_spc_ variables");
+}
+
+/* Sends (rank 0) or receives (rank 1) count blocking messages of 8 bytes. */
+static void ping(int count, int tag)
+{
+    char buffer[8] = {0};
+    for (int i = 0; i < count; ++i) {
+        if (test_rank == 0) {
+            MPI_OK(MPI_Send(buffer, sizeof buffer, MPI_CHAR, 1, tag, MPI_COMM_WORLD));
+        } else {
+            MPI_OK(MPI_Recv(buffer, sizeof buffer, MPI_CHAR, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        }
+    }
+}
+
+static void check_sessions(void)
+{
+    const char *calls = test_rank == 0 ? "SEND" : "RECV";
+    MPI_T_pvar_session first, second;
+    MPI_OK(MPI_T_pvar_session_create(&first));
+    MPI_OK(MPI_T_pvar_session_create(&second));
+
+    /* Not attached and not started: the counter is off. */
+    MPI_T_pvar_handle idle;
+    int count;
+    MPI_OK(MPI_T_pvar_handle_alloc(first, spc_pvar(calls), NULL, &idle, &count));
+    ping(4, 1);
+    CHECK_EQ_U64(read_handle(first, idle), 0, "a handle never started");
+
+    MPI_T_pvar_handle a = started_handle(first, calls);
+    ping(10, 1);
+    MPI_T_pvar_handle b = started_handle(second, calls);
+    ping(5, 1);
+    CHECK_EQ_U64(read_handle(first, a), 15, "session 1 after 15 calls");
+    CHECK_EQ_U64(read_handle(second, b), 5, "session 2, started after 10 of them");
+
+    MPI_OK(MPI_T_pvar_stop(first, a));
+    ping(3, 1);
+    CHECK_EQ_U64(read_handle(first, a), 15, "a stopped handle is frozen");
+    CHECK_EQ_U64(read_handle(second, b), 8, "the other session still counts");
+
+    MPI_OK(MPI_T_pvar_reset(second, b));
+    CHECK_EQ_U64(read_handle(second, b), 0, "after reset");
+    ping(2, 1);
+    unsigned long long value = 0;
+    MPI_OK(MPI_T_pvar_readreset(second, b, &value));
+    CHECK_EQ_U64(value, 2, "readreset returns the value");
+    CHECK_EQ_U64(read_handle(second, b), 0, "readreset resets");
+
+    MPI_OK(MPI_T_pvar_start(first, a));
+    ping(1, 1);
+    CHECK_EQ_U64(read_handle(first, a), 16, "restarted handle adds to its value");
+
+    MPI_OK(MPI_T_pvar_session_free(&second));
+    MPI_OK(MPI_T_pvar_handle_free(first, &a));
+    MPI_OK(MPI_T_pvar_handle_free(first, &idle));
+    MPI_OK(MPI_T_pvar_session_free(&first));
+}
+
+static void check_bytes(void)
+{
+    MPI_T_pvar_session session;
+    MPI_OK(MPI_T_pvar_session_create(&session));
+    MPI_T_pvar_handle user_sent = started_handle(session, "BYTES_SENT_USER");
+    MPI_T_pvar_handle user_received = started_handle(session, "BYTES_RECEIVED_USER");
+    MPI_T_pvar_handle mpi_sent = started_handle(session, "BYTES_SENT_MPI");
+    MPI_T_pvar_handle mpi_received = started_handle(session, "BYTES_RECEIVED_MPI");
+
+    char *buffer = calloc(4 << 20, 1);
+    unsigned long long user_bytes = 0;
+    for (int i = 0; i < NUM_SIZES; ++i) {
+        user_bytes += (unsigned long long)sizes[i];
+        if (test_rank == 0) {
+            MPI_OK(MPI_Send(buffer, sizes[i], MPI_CHAR, 1, 7, MPI_COMM_WORLD));
+        } else {
+            /* a wildcard receive is still a user message */
+            MPI_OK(MPI_Recv(buffer, sizes[i], MPI_CHAR, 0, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        }
+        if (i == NUM_SIZES / 2) {
+            /* library traffic between user messages */
+            MPI_OK(MPI_Bcast(buffer, 100000, MPI_CHAR, 0, MPI_COMM_WORLD));
+        }
+    }
+    free(buffer);
+
+    if (test_rank == 0) {
+        CHECK_EQ_U64(read_handle(session, user_sent), user_bytes, "BYTES_SENT_USER");
+        CHECK(read_handle(session, mpi_sent) >= 100000, "BYTES_SENT_MPI %llu holds the Bcast",
+              read_handle(session, mpi_sent));
+        CHECK_EQ_U64(read_handle(session, user_received), 0, "BYTES_RECEIVED_USER of the sender");
+    } else {
+        CHECK_EQ_U64(read_handle(session, user_received), user_bytes, "BYTES_RECEIVED_USER");
+        CHECK(read_handle(session, mpi_received) >= 100000, "BYTES_RECEIVED_MPI %llu holds the Bcast",
+              read_handle(session, mpi_received));
+        CHECK_EQ_U64(read_handle(session, user_sent), 0, "BYTES_SENT_USER of the receiver");
+    }
+    MPI_OK(MPI_T_pvar_session_free(&session));
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    MPI_OK(MPI_Init(&argc, &argv));
+    MPI_Comm_rank(MPI_COMM_WORLD, &test_rank);
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        fprintf(stderr, "run with 2 ranks\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+
+    check_registration();
+    check_sessions();
+    check_bytes();
+
+    /* A handle that outlives MPI_Finalize: reading it is an error, not a crash. */
+    MPI_T_pvar_session late;
+    MPI_T_pvar_handle send;
+    MPI_OK(MPI_T_pvar_session_create(&late));
+    send = started_handle(late, "SEND");
+    MPI_OK(MPI_Finalize());
+    unsigned long long value;
+    int rc = MPI_T_pvar_read(late, send, &value);
+    CHECK(rc == MPI_T_ERR_INVALID_HANDLE, "read after MPI_Finalize returned %d", rc);
+    MPI_T_finalize();
+    return finish("mpit_semantics");
+}

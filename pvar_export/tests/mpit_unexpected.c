@@ -1,0 +1,49 @@
+/*
+ * Unexpected messages on 2 ranks: rank 0 sends K small messages with tags
+ * 0..K-1; rank 1 probes for the last one, which makes ob1 take all K off the
+ * transport with no receive posted, so every one of them is unexpected.
+ * Then UNEXPECTED = K, the queue level is K, back to 0 once all are received,
+ * and the watermark is K.
+ */
+#include "mpit_util.h"
+
+enum { K = 25 };
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_OK(MPI_Init(&argc, &argv));
+    MPI_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    MPI_Comm_rank(MPI_COMM_WORLD, &test_rank);
+
+    MPI_T_pvar_session session;
+    MPI_OK(MPI_T_pvar_session_create(&session));
+    MPI_T_pvar_handle unexpected = started_handle(session, "UNEXPECTED");
+    MPI_T_pvar_handle level = started_handle(session, "UNEXPECTED_IN_QUEUE");
+    MPI_T_pvar_handle watermark = started_handle(session, "MAX_UNEXPECTED_IN_QUEUE");
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    const unsigned long long unexpected_before = read_handle(session, unexpected);
+
+    int payload = 0;
+    if (test_rank == 0) {
+        for (int tag = 0; tag < K; ++tag) {
+            MPI_OK(MPI_Send(&tag, 1, MPI_INT, 1, tag, MPI_COMM_WORLD));
+        }
+    } else {
+        MPI_Status status;
+        MPI_OK(MPI_Probe(0, K - 1, MPI_COMM_WORLD, &status));
+        CHECK_EQ_U64(read_handle(session, unexpected) - unexpected_before, K, "UNEXPECTED");
+        CHECK_EQ_U64(read_handle(session, level), K, "UNEXPECTED_IN_QUEUE with all queued");
+        for (int tag = K - 1; tag >= 0; --tag) {
+            MPI_OK(MPI_Recv(&payload, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            CHECK(payload == tag, "payload %d for tag %d", payload, tag);
+        }
+        CHECK_EQ_U64(read_handle(session, level), 0, "UNEXPECTED_IN_QUEUE once all received");
+        CHECK_EQ_U64(read_handle(session, watermark), K, "MAX_UNEXPECTED_IN_QUEUE");
+        CHECK_EQ_U64(read_handle(session, watermark), K, "a read does not reset the watermark");
+    }
+    MPI_OK(MPI_T_pvar_session_free(&session));
+    MPI_OK(MPI_T_finalize());
+    MPI_OK(MPI_Finalize());
+    return finish("mpit_unexpected");
+}
