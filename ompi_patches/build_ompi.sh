@@ -17,6 +17,7 @@
 # folders, prefixes and logs; JOBS (default: nproc) for make.
 # The last line of standard output is the prefix.
 set -euo pipefail
+{ # Parsed whole before it runs, so editing this file cannot disturb a running build.
 
 usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 
@@ -189,3 +190,5 @@ INFO
 echo "$hash" >"$prefix/.built"
 say "done in $(($(date +%s) - started)) s"
 echo "$prefix"
+exit
+}

@@ -13,6 +13,15 @@
  * Here each counter gets the class of its kind and no CONTINUOUS flag, and
  * the notify callback turns a counter on at MPI_T_pvar_start and off at
  * MPI_T_pvar_stop through the core's reference counts.
+ *
+ * Only levels are read-only: MPI_T's read-only means "cannot be written or
+ * reset", and a handle of any other class can be reset.  Writes are refused.
+ *
+ * Categories are the catalogue's, registered as Open MPI variable groups
+ * ("spc" and its leaves "spc_<leaf>").  The variables are registered under
+ * their full upstream name with no project, framework or component, so that
+ * no automatic group ("ompi_runtime_spc") holds them too, and each is added
+ * to its one leaf.
  */
 #include "ompi_config.h"
 
@@ -22,12 +31,14 @@
 #include "ompi/runtime/params.h"
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var_group.h"
+#include "opal/mca/base/mca_base_vari.h"
 #include "opal/util/output.h"
 
-/* MPI_T index of each counter, -1 until registered. */
-static int pvar_index[OMPI_SPC_NUM_COUNTERS];
 /* Counters turned on by mpi_spc_attach, released at finalize. */
 static bool attached[OMPI_SPC_NUM_COUNTERS];
+/* Between MPI_Init and MPI_Finalize.  MPI_T outlives MPI_Finalize, and with
+ * it the handles a tool still holds: reads then fail cleanly. */
+static bool spc_running;
 
 static int pvar_class(spc_kind kind)
 {
@@ -44,8 +55,19 @@ static int pvar_class(spc_kind kind)
 static int spc_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj_handle)
 {
     (void)obj_handle;
+    if (!spc_running) {
+        return OPAL_ERR_NOT_AVAILABLE;  /* MPI_T_ERR_INVALID (mpit_common.c:75-91) */
+    }
     *(unsigned long long *)value = spc_read((int)(intptr_t)pvar->ctx);
     return OPAL_SUCCESS;
+}
+
+static int spc_pvar_write(struct mca_base_pvar_t *pvar, const void *value, void *obj_handle)
+{
+    (void)pvar;
+    (void)value;
+    (void)obj_handle;
+    return OPAL_ERR_PERM;
 }
 
 static int spc_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t event,
@@ -58,6 +80,9 @@ static int spc_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t e
         *count = 1;
         return OPAL_SUCCESS;
     case MCA_BASE_PVAR_HANDLE_START:
+        if (!spc_running) {
+            return OPAL_ERR_NOT_AVAILABLE;
+        }
         return SPC_SUCCESS == spc_counter_enable(id) ? OPAL_SUCCESS : OPAL_ERROR;
     case MCA_BASE_PVAR_HANDLE_STOP:
         return SPC_SUCCESS == spc_counter_disable(id) ? OPAL_SUCCESS : OPAL_ERROR;
@@ -66,20 +91,37 @@ static int spc_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t e
     }
 }
 
+/* Group index of each catalogue category; the root first, so that it is
+ * created with its description before the leaves create it as their parent
+ * (mca_base_var_group.c:280-285). */
+static void register_categories(int *group)
+{
+    for (int category = 0; category < SPC_NUM_CATEGORIES; ++category) {
+        const spc_category_info *info = &spc_categories[category];
+        const char *leaf = SPC_CATEGORY_spc == category ? NULL : info->name + strlen("spc_");
+        group[category] = mca_base_var_group_register(NULL, "spc", leaf, info->description);
+    }
+}
+
 static void register_pvars(void)
 {
+    int group[SPC_NUM_CATEGORIES];
+    register_categories(group);
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
         const spc_counter_info *counter = &spc_counters[id];
+        char name[128];
+        snprintf(name, sizeof name, "runtime_spc_%s", counter->name);
         /* MPI_T's verbosity levels map one to one onto OPAL_INFO_LVL_1..9. */
         int verbosity = OPAL_INFO_LVL_1 + (int)counter->verbosity;
-        pvar_index[id] = mca_base_pvar_register(
-            "ompi", "runtime", "spc", counter->name, counter->description, verbosity,
-            pvar_class(counter->kind), MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-            MPI_T_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY, spc_pvar_read, NULL,
-            spc_pvar_notify, (void *)(intptr_t)id);
-        if (pvar_index[id] < 0) {
+        int flags = SPC_KIND_LEVEL == counter->kind ? MCA_BASE_PVAR_FLAG_READONLY : 0;
+        int index = mca_base_pvar_register(
+            NULL, NULL, NULL, name, counter->description, verbosity, pvar_class(counter->kind),
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MPI_T_BIND_NO_OBJECT, flags,
+            spc_pvar_read, spc_pvar_write, spc_pvar_notify, (void *)(intptr_t)id);
+        if (index < 0 || group[counter->category] < 0 ||
+            OPAL_SUCCESS != mca_base_var_group_add_pvar(group[counter->category], index)) {
             opal_output(0, "spc: could not register %s as an MPI_T performance variable (%d)",
-                        counter->name, pvar_index[id]);
+                        name, index);
         }
     }
 }
@@ -101,20 +143,22 @@ void ompi_spc_init(void)
 {
     spc_init();
     register_pvars();
+    spc_running = true;
     apply_attach_list();
 }
 
 void ompi_spc_fini(void)
 {
+    /* MPI_Finalize runs this first thing, even when called twice or before
+     * MPI_Init (ompi/mpi/c/finalize.c:44). */
+    if (!spc_running) {
+        return;
+    }
+    spc_running = false;
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
         if (attached[id]) {
             spc_counter_disable(id);
             attached[id] = false;
-        }
-        /* MPI_T calls on these variables now return MPI_T_ERR_INVALID_HANDLE
-         * (mca_base_pvar.c:391-393, ompi/mpi/tool/mpit_common.c:84-85). */
-        if (pvar_index[id] >= 0) {
-            mca_base_pvar_mark_invalid(pvar_index[id]);
         }
     }
 }
