@@ -190,6 +190,8 @@ int main(int argc, char **argv)
     unsigned long long value;
     int rc = MPI_T_pvar_read(late, send, &value);
     CHECK(rc == MPI_T_ERR_INVALID, "read after MPI_Finalize returned %d", rc);
-    MPI_T_finalize();
+    /* No MPI_T_finalize: after MPI_Finalize it crashes in stock Open MPI
+     * 4.1.4 (seen with Debian's build too: mca_base_var_deregister from
+     * ompi_info_close_components), with or without SPC. */
     return finish("mpit_semantics");
 }
