@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Runs dump_ping on 2 ranks with the finalize report on and checks the table
+on standard output and the CSV file, and that a bad attach name and an
+unwritable CSV path give clear messages without failing the job.
+
+usage: check_dump.py MPIRUN DUMP_PING"""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+SENDS = 7
+
+
+def run(mpirun, program, attach, dump_file):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    command = [mpirun, "-np", "2", "--mca", "btl", "self,vader",
+               "--mca", "mpi_spc_attach", attach, "--mca", "mpi_spc_dump_enabled", "true",
+               "--mca", "mpi_spc_dump_file", dump_file, program]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    print("$", " ".join(command), f"-> exit {result.returncode}")
+    print(result.stdout + result.stderr)
+    return result
+
+
+def row(text, counter):
+    for line in text.splitlines():
+        fields = line.split()
+        if fields and fields[0] == counter:
+            return fields
+    return None
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    mpirun, program = sys.argv[1:]
+    failures = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "spc.csv")
+        result = run(mpirun, program, "SEND,RECV,SNED", path)
+        if result.returncode != 0:
+            failures.append("the job failed")
+        # counter unit min mean max max-rank
+        if row(result.stdout, "OMPI_SPC_SEND") != ["OMPI_SPC_SEND", "calls", "0", "3.5", str(SENDS), "0"]:
+            failures.append(f"SEND row: {row(result.stdout, 'OMPI_SPC_SEND')}")
+        if row(result.stdout, "OMPI_SPC_RECV") != ["OMPI_SPC_RECV", "calls", "0", "3.5", str(SENDS), "1"]:
+            failures.append(f"RECV row: {row(result.stdout, 'OMPI_SPC_RECV')}")
+        if row(result.stdout, "OMPI_SPC_ISEND") is not None:
+            failures.append("a counter that was never on is in the table")
+        if result.stdout.count("Open MPI software-based performance counters") != 1:
+            failures.append("the table is not printed exactly once")
+        if '"SNED" (did you mean "SEND"?)' not in result.stdout + result.stderr:
+            failures.append("no clear message for the unknown attach name")
+        try:
+            with open(path) as f:
+                rows = list(csv.DictReader(f))
+        except OSError as error:
+            rows = []
+            failures.append(f"no CSV: {error}")
+        values = {(r["rank"], r["counter"]): int(r["value"]) for r in rows}
+        if len(rows) != 2 * len({r["counter"] for r in rows}):
+            failures.append(f"CSV has {len(rows)} rows, not one per rank and counter")
+        expected = {("0", "OMPI_SPC_SEND"): SENDS, ("1", "OMPI_SPC_SEND"): 0,
+                    ("0", "OMPI_SPC_RECV"): 0, ("1", "OMPI_SPC_RECV"): SENDS}
+        for key, value in expected.items():
+            if values.get(key) != value:
+                failures.append(f"CSV {key}: {values.get(key)}, expected {value}")
+
+        bad = run(mpirun, program, "SEND", os.path.join(folder, "no", "such", "folder", "x.csv"))
+        if bad.returncode != 0:
+            failures.append("an unwritable CSV path failed the job")
+        if "cannot write mpi_spc_dump_file" not in bad.stdout + bad.stderr:
+            failures.append("no clear message for the unwritable CSV path")
+    for failure in failures:
+        print("FAIL:", failure)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
