@@ -152,7 +152,7 @@ if [ "$variant" != upstream ]; then
     extra_env=(CPPFLAGS="-I$prefix/include" LDFLAGS="-L$prefix/lib -Wl,-rpath,$prefix/lib" LIBS=-lspc)
 fi
 
-# progress PHASE: runs the rest of the line, showing compiled files every 30 s
+# progress PHASE COMMAND...: runs COMMAND, showing compiled files every 30 s
 progress() {
     local phase=$1
     shift
@@ -162,11 +162,14 @@ progress() {
     "$@" >>"$log" 2>&1 &
     local pid=$!
     trap "kill $pid 2>/dev/null" EXIT
+    local ticks=0
     while kill -0 "$pid" 2>/dev/null; do
-        sleep 30
-        kill -0 "$pid" 2>/dev/null || break
-        local done_now=$(($(grep -c '^ *CC\(LD\)\? ' "$log" || true) - before))
-        say "$phase: $done_now of ~$expected files compiled, $(($(date +%s) - started)) s so far"
+        sleep 1
+        ticks=$((ticks + 1))
+        if [ $((ticks % 30)) -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
+            local done_now=$(($(grep -c '^ *CC\(LD\)\? ' "$log" || true) - before))
+            say "$phase: $done_now of ~$expected files compiled, $(($(date +%s) - started)) s so far"
+        fi
     done
     wait "$pid" || { echo "build_ompi.sh: $phase failed; last lines of $log:" >&2; tail -30 "$log" >&2; exit 1; }
     trap - EXIT

@@ -56,14 +56,81 @@ static int pvar_class(spc_kind kind)
     return MCA_BASE_PVAR_CLASS_GENERIC;
 }
 
+/* Watermark handles: each holds one of the core's watermark slots, which
+ * holds the highest level since the handle's start or reset.  Open MPI gives
+ * such a variable's callbacks the handle itself as obj_handle (patch 0009,
+ * MCA_BASE_PVAR_FLAG_PER_HANDLE); MPI_T calls them under its lock. */
+struct watermark_handle {
+    const void *handle;  /* NULL: the entry is free */
+    int slot;
+};
+static struct watermark_handle watermark_handles[2 * SPC_WATERMARK_SLOTS];
+
+/* The entry of handle (NULL finds a free one), or NULL. */
+static struct watermark_handle *entry_of(const void *handle)
+{
+    for (size_t i = 0; i < sizeof watermark_handles / sizeof watermark_handles[0]; ++i) {
+        if (watermark_handles[i].handle == handle) {
+            return &watermark_handles[i];
+        }
+    }
+    return NULL;
+}
+
+static bool is_watermark(int id)
+{
+    return SPC_KIND_HIGHWATERMARK == spc_counters[id].kind;
+}
+
 static int spc_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj_handle)
 {
-    (void)obj_handle;
+    int id = (int)(intptr_t)pvar->ctx;
     if (!spc_running) {
         return OPAL_ERR_NOT_AVAILABLE;  /* MPI_T_ERR_INVALID (mpit_common.c:75-91) */
     }
-    *(unsigned long long *)value = spc_read((int)(intptr_t)pvar->ctx);
+    if (is_watermark(id) && NULL != obj_handle) {
+        struct watermark_handle *entry = entry_of(obj_handle);
+        if (NULL == entry) {
+            return OPAL_ERR_NOT_FOUND;
+        }
+        *(unsigned long long *)value = spc_watermark_slot_read(id, entry->slot);
+    } else {
+        *(unsigned long long *)value = spc_read(id);
+    }
     return OPAL_SUCCESS;
+}
+
+/* BIND takes a slot for the handle, UNBIND gives it back, START and RESET
+ * start it over at the current level. */
+static int watermark_notify(int id, mca_base_pvar_event_t event, void *handle)
+{
+    struct watermark_handle *entry = entry_of(handle);
+    switch (event) {
+    case MCA_BASE_PVAR_HANDLE_BIND:
+        entry = entry_of(NULL);
+        if (NULL == entry) {
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+        entry->slot = spc_watermark_slot_acquire(id);
+        if (entry->slot < 0) {
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+        entry->handle = handle;
+        return OPAL_SUCCESS;
+    case MCA_BASE_PVAR_HANDLE_UNBIND:
+        if (NULL != entry) {
+            spc_watermark_slot_release(id, entry->slot);
+            entry->handle = NULL;
+        }
+        return OPAL_SUCCESS;
+    case MCA_BASE_PVAR_HANDLE_START:
+    case MCA_BASE_PVAR_HANDLE_RESET:
+        return NULL != entry && SPC_SUCCESS == spc_watermark_slot_reset(id, entry->slot)
+                   ? OPAL_SUCCESS
+                   : OPAL_ERROR;
+    default:
+        return OPAL_SUCCESS;
+    }
 }
 
 static int spc_pvar_write(struct mca_base_pvar_t *pvar, const void *value, void *obj_handle)
@@ -78,7 +145,15 @@ static int spc_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t e
                            void *obj_handle, int *count)
 {
     int id = (int)(intptr_t)pvar->ctx;
-    (void)obj_handle;
+    if (is_watermark(id)) {
+        if (MCA_BASE_PVAR_HANDLE_START == event && !spc_running) {
+            return OPAL_ERR_NOT_AVAILABLE;
+        }
+        int ret = watermark_notify(id, event, obj_handle);
+        if (OPAL_SUCCESS != ret) {
+            return ret;
+        }
+    }
     switch (event) {
     case MCA_BASE_PVAR_HANDLE_BIND:
         *count = 1;
@@ -117,7 +192,9 @@ static void register_pvars(void)
         snprintf(name, sizeof name, "runtime_spc_%s", counter->name);
         /* MPI_T's verbosity levels map one to one onto OPAL_INFO_LVL_1..9. */
         int verbosity = OPAL_INFO_LVL_1 + (int)counter->verbosity;
-        int flags = SPC_KIND_LEVEL == counter->kind ? MCA_BASE_PVAR_FLAG_READONLY : 0;
+        int flags = SPC_KIND_LEVEL == counter->kind       ? MCA_BASE_PVAR_FLAG_READONLY
+                    : SPC_KIND_HIGHWATERMARK == counter->kind ? MCA_BASE_PVAR_FLAG_PER_HANDLE
+                                                              : 0;
         int index = mca_base_pvar_register(
             NULL, NULL, NULL, name, counter->description, verbosity, pvar_class(counter->kind),
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MPI_T_BIND_NO_OBJECT, flags,

@@ -3,11 +3,33 @@
  * 0..K-1; rank 1 probes for the last one, which makes ob1 take all K off the
  * transport with no receive posted, so every one of them is unexpected.
  * Then UNEXPECTED = K, the queue level is K, back to 0 once all are received,
- * and the watermark is K.
+ * and the watermark is K.  A second watermark handle, started after that,
+ * sees only the 3 messages queued later; a reset starts a handle's watermark
+ * over; the process-wide watermark is never reset.
  */
 #include "mpit_util.h"
 
-enum { K = 25 };
+#include "spc/spc.h"
+
+enum { K = 25, LATER = 3 };
+
+/* Rank 0 sends count messages; rank 1 lets them all become unexpected, then
+ * receives them. */
+static void queue_unexpected(int count)
+{
+    int payload = 0;
+    if (test_rank == 0) {
+        for (int tag = 0; tag < count; ++tag) {
+            MPI_OK(MPI_Send(&tag, 1, MPI_INT, 1, tag, MPI_COMM_WORLD));
+        }
+        return;
+    }
+    MPI_OK(MPI_Probe(0, count - 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int tag = count - 1; tag >= 0; --tag) {
+        MPI_OK(MPI_Recv(&payload, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK(payload == tag, "payload %d for tag %d", payload, tag);
+    }
+}
 
 int main(int argc, char **argv)
 {
@@ -24,23 +46,27 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     const unsigned long long unexpected_before = read_handle(session, unexpected);
 
-    int payload = 0;
     if (test_rank == 0) {
-        for (int tag = 0; tag < K; ++tag) {
-            MPI_OK(MPI_Send(&tag, 1, MPI_INT, 1, tag, MPI_COMM_WORLD));
-        }
+        queue_unexpected(K);
     } else {
-        MPI_Status status;
-        MPI_OK(MPI_Probe(0, K - 1, MPI_COMM_WORLD, &status));
+        MPI_OK(MPI_Probe(0, K - 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         CHECK_EQ_U64(read_handle(session, unexpected) - unexpected_before, K, "UNEXPECTED");
         CHECK_EQ_U64(read_handle(session, level), K, "UNEXPECTED_IN_QUEUE with all queued");
-        for (int tag = K - 1; tag >= 0; --tag) {
-            MPI_OK(MPI_Recv(&payload, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            CHECK(payload == tag, "payload %d for tag %d", payload, tag);
-        }
+        queue_unexpected(K);
         CHECK_EQ_U64(read_handle(session, level), 0, "UNEXPECTED_IN_QUEUE once all received");
         CHECK_EQ_U64(read_handle(session, watermark), K, "MAX_UNEXPECTED_IN_QUEUE");
         CHECK_EQ_U64(read_handle(session, watermark), K, "a read does not reset the watermark");
+    }
+
+    MPI_T_pvar_handle later = started_handle(session, "MAX_UNEXPECTED_IN_QUEUE");
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    queue_unexpected(LATER);
+    if (test_rank == 1) {
+        CHECK_EQ_U64(read_handle(session, later), LATER, "a watermark handle started later");
+        CHECK_EQ_U64(read_handle(session, watermark), K, "the first handle keeps its watermark");
+        MPI_OK(MPI_T_pvar_reset(session, watermark));
+        CHECK_EQ_U64(read_handle(session, watermark), 0, "a reset watermark starts at the level");
+        CHECK_EQ_U64(spc_read(OMPI_SPC_MAX_UNEXPECTED_IN_QUEUE), K, "the process-wide watermark");
     }
     MPI_OK(MPI_T_pvar_session_free(&session));
     MPI_OK(MPI_T_finalize());

@@ -3,7 +3,30 @@
 
 #include <strings.h>
 
-#include <cstring>
+#include <string_view>
+
+namespace {
+
+// Index of the entry whose name is name, compared in any case, with or
+// without the given prefix; -1 if none.
+template <typename Info, size_t N>
+int find_name(const Info (&table)[N], const char *name, std::string_view prefix)
+{
+    if (name == nullptr) {
+        return -1;
+    }
+    for (size_t i = 0; i < N; ++i) {
+        std::string_view full = table[i].name;
+        bool prefixed = full.size() > prefix.size() && full.substr(0, prefix.size()) == prefix;
+        if (strcasecmp(name, table[i].name) == 0 ||
+            (prefixed && strcasecmp(name, table[i].name + prefix.size()) == 0)) {
+            return static_cast<int>(i);
+        }
+    }
+    return -1;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -29,36 +52,9 @@ const spc_counter_info spc_counters[OMPI_SPC_NUM_COUNTERS] = {
 #include "spc/catalogue.def"
 };
 
-int spc_counter_find(const char *name)
-{
-    if (name == nullptr) {
-        return -1;
-    }
-    constexpr std::string_view prefix = "OMPI_SPC_";
-    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        const char *full = spc_counters[id].name;
-        if (strcasecmp(name, full) == 0 || strcasecmp(name, full + prefix.size()) == 0) {
-            return id;
-        }
-    }
-    return -1;
-}
+int spc_counter_find(const char *name) { return find_name(spc_counters, name, "OMPI_SPC_"); }
 
-int spc_category_find(const char *name)
-{
-    if (name == nullptr) {
-        return -1;
-    }
-    constexpr std::string_view prefix = "spc_";
-    for (int id = 0; id < SPC_NUM_CATEGORIES; ++id) {
-        const char *full = spc_categories[id].name;
-        if (strcasecmp(name, full) == 0 ||
-            (std::strlen(full) > prefix.size() && strcasecmp(name, full + prefix.size()) == 0)) {
-            return id;
-        }
-    }
-    return -1;
-}
+int spc_category_find(const char *name) { return find_name(spc_categories, name, "spc_"); }
 
 }  // extern "C"
 

@@ -78,7 +78,7 @@ std::string suggestion(std::string_view unknown)
 
 std::string valid_choices()
 {
-    std::string text = "valid choices are \"all\"; a category: ";
+    std::string text = "Valid choices are \"all\"; a category: ";
     for (int id = 0; id < SPC_NUM_CATEGORIES; ++id) {
         text += (id ? ", " : "") + std::string(spc_categories[id].name);
     }
