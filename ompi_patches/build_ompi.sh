@@ -44,6 +44,15 @@ flock 9  # one build of a variant at a time
 
 say() { echo "[build $variant $(date +%H:%M:%S)] $*" >&2; }
 
+# logged COMMAND...: runs it into the log; on failure shows the log's end.
+logged() {
+    "$@" >>"$log" 2>&1 || {
+        echo "build_ompi.sh: '$*' failed; last lines of $log:" >&2
+        tail -30 "$log" >&2
+        exit 1
+    }
+}
+
 # --- the source, verified ----------------------------------------------------
 
 enable_source_entries() {
@@ -138,9 +147,9 @@ tree=$work/openmpi-4.1.4
 extra_env=()
 if [ "$variant" != upstream ]; then
     say "building the SPC core into $prefix"
-    meson setup "$work/spc-core" "$repo" --prefix="$prefix" --libdir=lib -Dbuildtype=release \
-        -Dspc=$([ "$variant" = spc ] && echo enabled || echo disabled) >>"$log" 2>&1
-    meson install -C "$work/spc-core" >>"$log" 2>&1
+    logged meson setup "$work/spc-core" "$repo" --prefix="$prefix" --libdir=lib -Dbuildtype=release \
+        -Dspc=$([ "$variant" = spc ] && echo enabled || echo disabled)
+    logged meson install -C "$work/spc-core"
 
     say "applying ompi_patches/series"
     while read -r patch_name; do

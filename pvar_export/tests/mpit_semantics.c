@@ -5,9 +5,10 @@
  * readreset; exact call counts; user bytes summed by the test for sizes
  * 0 B to 4 MiB (eager, rendezvous and RDMA paths); MPI_ANY_TAG receives
  * count as user bytes; a Bcast between user sends counts as MPI bytes only;
- * every SPC variable enumerates with a unique name and a description; a
- * write is refused; a read after MPI_Finalize returns an MPI_T error
- * instead of crashing.
+ * every SPC variable enumerates with a unique name and a description, in
+ * exactly one leaf category under "spc"; a write is refused; null, freed and
+ * foreign handles are MPI_T errors; a read after MPI_Finalize returns an
+ * MPI_T error instead of crashing.
  */
 #include "mpit_util.h"
 
@@ -61,6 +62,97 @@ static void check_registration(void)
 }
 
 /* Sends (rank 0) or receives (rank 1) count blocking messages of 8 bytes. */
+/* The categories: a root "spc" whose children are leaves, every SPC variable
+ * in exactly one leaf, names unique, descriptions present. */
+static void check_categories(void)
+{
+    int num, root = -1;
+    MPI_OK(MPI_T_category_get_num(&num));
+    int *seen = calloc(OMPI_SPC_NUM_COUNTERS, sizeof *seen);
+    int leaves = 0;
+    for (int category = 0; category < num; ++category) {
+        char name[256], description[1024];
+        int name_len = sizeof name, desc_len = sizeof description;
+        int num_cvars, num_pvars, num_categories;
+        /* Open MPI keeps the indices of groups it deregistered, which then
+         * fail; ours are checked by the counts below. */
+        if (MPI_T_category_get_info(category, name, &name_len, description, &desc_len, &num_cvars,
+                                    &num_pvars, &num_categories) != MPI_SUCCESS ||
+            (strcmp(name, "spc") != 0 && strncmp(name, "spc_", 4) != 0)) {
+            continue;
+        }
+        CHECK(strlen(description) > 10, "category %s has no description", name);
+        if (strcmp(name, "spc") == 0) {
+            root = category;
+            CHECK(num_pvars == 0 && num_categories == SPC_NUM_CATEGORIES - 1,
+                  "spc: %d variables, %d subcategories", num_pvars, num_categories);
+            continue;
+        }
+        ++leaves;
+        CHECK(spc_category_find(name) > 0, "%s is not a catalogue category", name);
+        CHECK(num_categories == 0, "%s is not a leaf", name);
+        int indices[OMPI_SPC_NUM_COUNTERS];
+        CHECK(num_pvars > 0 && num_pvars <= OMPI_SPC_NUM_COUNTERS, "%s: %d variables", name, num_pvars);
+        if (num_pvars <= 0 || num_pvars > OMPI_SPC_NUM_COUNTERS) {
+            continue;
+        }
+        MPI_OK(MPI_T_category_get_pvars(category, num_pvars, indices));
+        for (int i = 0; i < num_pvars; ++i) {
+            char pvar[256];
+            int pvar_len = sizeof pvar, verbosity, var_class, bind, readonly, continuous, atomic;
+            MPI_Datatype datatype;
+            MPI_T_enum enumtype;
+            MPI_OK(MPI_T_pvar_get_info(indices[i], pvar, &pvar_len, &verbosity, &var_class,
+                                       &datatype, &enumtype, NULL, NULL, &bind, &readonly,
+                                       &continuous, &atomic));
+            int id = strncmp(pvar, "runtime_spc_", 12) == 0 ? spc_counter_find(pvar + 12) : -1;
+            CHECK(id >= 0, "%s holds %s", name, pvar);
+            if (id >= 0) {
+                ++seen[id];
+                CHECK(strcmp(spc_categories[spc_counters[id].category].name, name) == 0,
+                      "%s is in %s", pvar, name);
+            }
+        }
+    }
+    CHECK(root >= 0, "no category \"spc\"");
+    CHECK_EQ_U64(leaves, SPC_NUM_CATEGORIES - 1, "leaf categories");
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        CHECK(seen[id] == 1, "%s is in %d categories", spc_counters[id].name, seen[id]);
+    }
+    free(seen);
+}
+
+/* Null, freed and foreign handles and a null session give MPI_T errors. */
+static void check_misuse(void)
+{
+    MPI_T_pvar_session mine, other;
+    MPI_OK(MPI_T_pvar_session_create(&mine));
+    MPI_OK(MPI_T_pvar_session_create(&other));
+    MPI_T_pvar_handle foreign = started_handle(other, "SEND");
+    unsigned long long value = 0;
+    CHECK(MPI_T_pvar_read(mine, foreign, &value) == MPI_T_ERR_INVALID_HANDLE, "read, foreign");
+    CHECK(MPI_T_pvar_readreset(mine, foreign, &value) == MPI_T_ERR_INVALID_HANDLE, "readreset, foreign");
+    CHECK(MPI_T_pvar_write(mine, foreign, &value) == MPI_T_ERR_INVALID_HANDLE, "write, foreign");
+    CHECK(MPI_T_pvar_stop(mine, foreign) == MPI_T_ERR_INVALID_HANDLE, "stop, foreign");
+    CHECK(MPI_T_pvar_start(mine, foreign) == MPI_T_ERR_INVALID_HANDLE, "start, foreign");
+    CHECK(MPI_T_pvar_reset(mine, foreign) == MPI_T_ERR_INVALID_HANDLE, "reset, foreign");
+    CHECK(MPI_T_pvar_handle_free(mine, &foreign) == MPI_T_ERR_INVALID_HANDLE, "free, foreign");
+
+    MPI_T_pvar_handle freed = started_handle(mine, "RECV");
+    MPI_OK(MPI_T_pvar_handle_free(mine, &freed));
+    CHECK(freed == MPI_T_PVAR_HANDLE_NULL, "a freed handle is MPI_T_PVAR_HANDLE_NULL");
+    CHECK(MPI_T_pvar_read(mine, freed, &value) == MPI_T_ERR_INVALID_HANDLE, "read, freed");
+    CHECK(MPI_T_pvar_start(mine, freed) == MPI_T_ERR_INVALID_HANDLE, "start, freed");
+    CHECK(MPI_T_pvar_handle_free(mine, &freed) == MPI_T_ERR_INVALID_HANDLE, "free, freed");
+    CHECK(MPI_T_pvar_read(MPI_T_PVAR_SESSION_NULL, foreign, &value) == MPI_T_ERR_INVALID_SESSION,
+          "read, null session");
+    CHECK(MPI_T_pvar_start(MPI_T_PVAR_SESSION_NULL, MPI_T_PVAR_ALL_HANDLES) == MPI_T_ERR_INVALID_SESSION,
+          "start all, null session");
+
+    MPI_OK(MPI_T_pvar_session_free(&other));
+    MPI_OK(MPI_T_pvar_session_free(&mine));
+}
+
 static void ping(int count, int tag)
 {
     char buffer[8] = {0};
@@ -178,6 +270,8 @@ int main(int argc, char **argv)
     }
 
     check_registration();
+    check_categories();
+    check_misuse();
     check_sessions();
     check_bytes();
 
