@@ -1,0 +1,34 @@
+/* A 1-byte MPI_Send/MPI_Recv ping-pong between ranks 0 and 1, the pattern of
+ * NetPIPE's latency test, small enough to run under callgrind.
+ * usage: pingpong MESSAGES   (each rank sends MESSAGES messages) */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long messages = argc == 2 ? strtol(argv[1], NULL, 10) : 0;
+    if (size != 2 || messages <= 0) {
+        if (rank == 0) {
+            fprintf(stderr, "usage: mpirun -np 2 pingpong MESSAGES\n");
+        }
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    char byte = 0;
+    const int peer = 1 - rank;
+    for (long i = 0; i < messages; ++i) {
+        if (rank == 0) {
+            MPI_Send(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
+            MPI_Recv(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
+        }
+    }
+    MPI_Finalize();
+    return 0;
+}
