@@ -218,6 +218,18 @@ static inline void spc_record_(int id, uint64_t n)
     }
 }
 
+/* Branching on the tag first leaves a constant id on each side, so each
+ * flag test is one load at a fixed offset (a computed id made the compiler
+ * build both the flag and the counter address before the test). */
+static inline void spc_user_or_mpi_(int tag, uint64_t n, int user_id, int mpi_id)
+{
+    if (tag >= 0) {
+        spc_record_(user_id, n);
+    } else {
+        spc_record_(mpi_id, n);
+    }
+}
+
 static inline uint64_t spc_ticks(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -269,7 +281,7 @@ static inline void spc_level_add_(int id, int64_t delta)
 
 #define SPC_RECORD(id, n) spc_record_((id), (uint64_t)(n))
 #define SPC_USER_OR_MPI(tag, n, user_id, mpi_id) \
-    spc_record_((tag) >= 0 ? (user_id) : (mpi_id), (uint64_t)(n))
+    spc_user_or_mpi_((tag), (uint64_t)(n), (user_id), (mpi_id))
 #define SPC_TIMER_START(id, timer) spc_timer_start_((id), (timer))
 #define SPC_TIMER_STOP(id, timer) spc_timer_stop_((id), (timer))
 #define SPC_LEVEL_ADD(id, delta) spc_level_add_((id), (int64_t)(delta))
