@@ -11,7 +11,7 @@
 
 #include "spc/spc.h"
 
-enum { K = 25, LATER = 3 };
+enum { K = 25, LATER = 3, READY_TAG = K + 1 };
 
 /* Rank 0 sends count messages; rank 1 lets them all become unexpected, then
  * receives them. */
@@ -43,12 +43,22 @@ int main(int argc, char **argv)
     MPI_T_pvar_handle unexpected = started_handle(session, "UNEXPECTED");
     MPI_T_pvar_handle level = started_handle(session, "UNEXPECTED_IN_QUEUE");
     MPI_T_pvar_handle watermark = started_handle(session, "MAX_UNEXPECTED_IN_QUEUE");
+    /* Rank 0 sends only after rank 1 has read its baseline: rank 1 may take
+     * messages off the transport while it is still in the barrier, and they
+     * would be counted before the baseline.  The empty "ready" message goes
+     * to a receive posted before the barrier, so it is never unexpected. */
+    MPI_Request ready = MPI_REQUEST_NULL;
+    if (test_rank == 0) {
+        MPI_OK(MPI_Irecv(NULL, 0, MPI_CHAR, 1, READY_TAG, MPI_COMM_WORLD, &ready));
+    }
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     const unsigned long long unexpected_before = read_handle(session, unexpected);
 
     if (test_rank == 0) {
+        MPI_OK(MPI_Wait(&ready, MPI_STATUS_IGNORE));
         queue_unexpected(K);
     } else {
+        MPI_OK(MPI_Send(NULL, 0, MPI_CHAR, 0, READY_TAG, MPI_COMM_WORLD));
         MPI_OK(MPI_Probe(0, K - 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         CHECK_EQ_U64(read_handle(session, unexpected) - unexpected_before, K, "UNEXPECTED");
         CHECK_EQ_U64(read_handle(session, level), K, "UNEXPECTED_IN_QUEUE with all queued");
