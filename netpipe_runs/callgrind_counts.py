@@ -21,35 +21,10 @@ import subprocess
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TABLE4_WITHOUT_MATCH_TIME = "SEND,RECV,BYTES_RECEIVED_USER,BYTES_SENT_USER,BYTES_GET,UNEXPECTED"
-# (configuration, build, mpi_spc_attach); full OMPI_SPC_ names, which upstream needs.
-CONFIGURATIONS = [
-    ("baseline (SPC compiled out)", "nospc", ""),
-    ("ours, all off", "spc", ""),
-    ("ours, all on", "spc", "all"),
-    ("ours, MATCH_TIME only", "spc", "MATCH_TIME"),
-    ("ours, Table 4 minus MATCH_TIME", "spc", TABLE4_WITHOUT_MATCH_TIME),
-    ("upstream, all off", "upstream", ""),
-    ("upstream, all on", "upstream", "all"),
-]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import study  # noqa: E402
+
 FUNCTIONS = {"send": "PMPI_Send", "match": "mca_pml_ob1_recv_frag_callback_match"}
-
-
-def full_names(attach):
-    if attach in ("", "all"):
-        return attach
-    return ",".join("OMPI_SPC_" + name for name in attach.split(","))
-
-
-def build(variant):
-    """The prefix of a cached Open MPI build (builds it if needed)."""
-    print(f"== Open MPI build '{variant}' (cached by content hash)", flush=True)
-    result = subprocess.run([os.path.join(REPO, "ompi_patches", "build_ompi.sh"), variant],
-                            stdout=subprocess.PIPE, text=True)
-    if result.returncode != 0:
-        sys.exit(f"callgrind_counts.py: the '{variant}' build failed")
-    return result.stdout.strip().splitlines()[-1]
 
 
 def inclusive_instructions(callgrind_file):
@@ -71,38 +46,34 @@ def main():
     if args.messages < 100:
         parser.error("--messages must be at least 100")
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out = os.path.abspath(args.out or os.path.join(REPO, "results", "callgrind", stamp))
+    out = os.path.abspath(args.out or os.path.join(study.REPO, "results", "callgrind", stamp))
     os.makedirs(out, exist_ok=True)
 
-    prefixes = {variant: build(variant) for variant in sorted({b for _, b, _ in CONFIGURATIONS})}
+    prefixes = {variant: study.build(variant) for variant in sorted({c.build for c in study.CONFIGURATIONS})}
     programs = {}
     for variant, prefix in prefixes.items():
         programs[variant] = os.path.join(out, f"pingpong-{variant}")
         subprocess.run([os.path.join(prefix, "bin", "mpicc"), "-O2",
-                        os.path.join(REPO, "bench", "pingpong.c"), "-o", programs[variant]], check=True)
+                        os.path.join(study.REPO, "bench", "pingpong.c"), "-o", programs[variant]], check=True)
 
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    vader = study.transport("vader")
     rows, started = [], time.time()
-    for k, (name, variant, attach) in enumerate(CONFIGURATIONS, 1):
+    for k, config in enumerate(study.CONFIGURATIONS, 1):
         elapsed = time.time() - started
-        left = f", about {elapsed / (k - 1) * (len(CONFIGURATIONS) - k + 1):.0f} s left" if k > 1 else ""
-        print(f"== configuration {k} of {len(CONFIGURATIONS)}: {name}{left}", flush=True)
-        tag = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-        command = [os.path.join(prefixes[variant], "bin", "mpirun"), "-np", "2", "--bind-to", "core",
-                   "--mca", "btl", "self,vader"]
-        if attach:
-            command += ["--mca", "mpi_spc_attach", full_names(attach)]
-        command += ["valgrind", "--tool=callgrind", "--collect-atstart=no",
+        left = f", about {elapsed / (k - 1) * (len(study.CONFIGURATIONS) - k + 1):.0f} s left" if k > 1 else ""
+        print(f"== configuration {k} of {len(study.CONFIGURATIONS)}: {config.name}{left}", flush=True)
+        name, variant, tag = config.name, config.build, config.key
+        command = study.mpirun(prefixes[variant], config, vader) + ["valgrind", "--tool=callgrind", "--collect-atstart=no",
                     f"--toggle-collect={FUNCTIONS['send']}", f"--toggle-collect={FUNCTIONS['match']}",
                     f"--callgrind-out-file={out}/{tag}.rank%q{{OMPI_COMM_WORLD_RANK}}.callgrind",
                     programs[variant], str(args.messages)]
-        result = subprocess.run(command, env=env, capture_output=True, text=True)
+        result = subprocess.run(command, env=study.environment(), capture_output=True, text=True)
         if result.returncode != 0:
             print(result.stdout + result.stderr)
             sys.exit(f"callgrind_counts.py: configuration '{name}' failed")
         for rank in (0, 1):
             counts = inclusive_instructions(f"{out}/{tag}.rank{rank}.callgrind")
-            rows.append({"configuration": name, "build": variant, "attach": attach or "-",
+            rows.append({"configuration": name, "build": variant, "attach": study.attach_list(config) or "-",
                          "rank": rank, "messages": args.messages,
                          "send_instructions_per_message": counts.get("send", 0) / args.messages,
                          "match_instructions_per_message": counts.get("match", 0) / args.messages})
@@ -114,7 +85,7 @@ def main():
     baseline = {r["rank"]: r for r in rows if r["build"] == "nospc"}
     lines = ["| configuration | PMPI_Send, instr./msg | vs baseline | receive match, instr./msg | vs baseline |",
              "|---|---:|---:|---:|---:|"]
-    for name, _, _ in CONFIGURATIONS:
+    for name in (c.name for c in study.CONFIGURATIONS):
         mine = [r for r in rows if r["configuration"] == name]
         send = sum(r["send_instructions_per_message"] for r in mine) / len(mine)
         match = sum(r["match_instructions_per_message"] for r in mine) / len(mine)
@@ -126,9 +97,8 @@ def main():
         f.write(table)
     with open(os.path.join(out, "meta.json"), "w") as f:
         json.dump({"command": " ".join(sys.argv), "messages": args.messages, "transport": "vader",
-                   "builds": {v: json.load(open(os.path.join(p, "build-info.json"))) for v, p in prefixes.items()},
-                   "commit": subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True,
-                                            text=True).stdout.strip(),
+                   "builds": {v: study.build_info(p) for v, p in prefixes.items()},
+                   "machine": study.machine(),
                    "valgrind": subprocess.run(["valgrind", "--version"], capture_output=True,
                                               text=True).stdout.strip(),
                    "date": stamp}, f, indent=2)
