@@ -105,20 +105,29 @@ case "$variant" in
 esac
 
 ours=()
+configure_env=()
 if [ "$variant" != upstream ]; then
     # What the installed core and the patched tree are made of (not tests).
-    ours=(meson.build meson_options.txt spc/meson.build spc/include spc/src pvar_export/ompi
-          ompi_patches/series)
+    ours=(meson.build meson_options.txt spc/meson.build spc/include spc/src pvar_export/meson.build
+          pvar_export/ompi pvar_export/papi ompi_patches/series)
     while read -r patch_name; do
         ours+=("ompi_patches/$patch_name")
     done < <(grep -v '^\s*\(#\|$\)' "$repo/ompi_patches/series")
+    # Every Open MPI library and program links the core; with SPC compiled
+    # in, also its PAPI export (MPI_Init calls it: pvar_export/ompi/ompi_spc.c).
+    libs=-lspc
+    if [ "$variant" = spc ]; then
+        libs="-lspc_papi -lspc"
+    fi
+    configure_env=(CPPFLAGS="-I$prefix/include" LDFLAGS="-L$prefix/lib -Wl,-rpath,$prefix/lib"
+                   LIBS="$libs")
 fi
 
 content_hash() {
     {
         echo "openmpi $package_version $(sha256sum <"$cache/src/$orig")"
         echo "variant $variant"
-        printf '%s\n' "${configure_flags[@]}"
+        printf '%s\n' "${configure_flags[@]}" "${configure_env[@]}"
         gcc --version | head -1
         if [ ${#ours[@]} -gt 0 ]; then
             (cd "$repo" && find "${ours[@]}" -type f ! -path '*/__pycache__/*' -print0 |
@@ -144,7 +153,6 @@ mkdir -p "$work"
 tar -xf "$cache/src/$orig" -C "$work"
 tree=$work/openmpi-4.1.4
 
-extra_env=()
 if [ "$variant" != upstream ]; then
     say "building the SPC core into $prefix"
     logged meson setup "$work/spc-core" "$repo" --prefix="$prefix" --libdir=lib -Dbuildtype=release \
@@ -158,7 +166,6 @@ if [ "$variant" != upstream ]; then
     done < <(grep -v '^\s*\(#\|$\)' "$repo/ompi_patches/series")
     # Upstream's driver is replaced whole by ours.
     cp "$repo/pvar_export/ompi/ompi_spc.c" "$repo/pvar_export/ompi/ompi_spc.h" "$tree/ompi/runtime/"
-    extra_env=(CPPFLAGS="-I$prefix/include" LDFLAGS="-L$prefix/lib -Wl,-rpath,$prefix/lib" LIBS=-lspc)
 fi
 
 # progress PHASE COMMAND...: runs COMMAND, showing compiled files every 30 s
@@ -187,7 +194,7 @@ progress() {
 cd "$tree"
 say "configure"
 progress configure ./configure --prefix="$prefix" "${configure_flags[@]}" \
-    CC="ccache gcc" CXX="ccache g++" "${extra_env[@]}"
+    CC="ccache gcc" CXX="ccache g++" "${configure_env[@]}"
 say "make -j$jobs"
 progress make make -j"$jobs"
 grep -c '^ *CC\(LD\)\? ' "$log" >"$cache/logs/objects-$variant" || true

@@ -37,6 +37,9 @@
 #include "opal/mca/base/mca_base_vari.h"
 #include "opal/util/output.h"
 #include "ompi/mca/coll/coll.h"
+#if SPC_ENABLE
+#include "spc/spc_papi.h"
+#endif
 
 /* Counters turned on by mpi_spc_attach, released at finalize. */
 static bool attached[OMPI_SPC_NUM_COUNTERS];
@@ -343,6 +346,9 @@ static void dump_report(void)
 void ompi_spc_init(void)
 {
     spc_init();
+#if SPC_ENABLE
+    spc_papi_register();
+#endif
     register_pvars();
     spc_running = true;
     apply_attach_list();
