@@ -33,7 +33,6 @@ cache=${SPC_CACHE:-/var/cache/ompi-spc}
 jobs=${JOBS:-$(nproc)}
 package_version=4.1.4-3
 orig=openmpi_4.1.4.orig.tar.xz
-dsc=openmpi_${package_version}.dsc
 prefix=$cache/prefix/$variant
 work=$cache/work/$variant
 log=$cache/logs/$variant.log
@@ -55,41 +54,7 @@ logged() {
 
 # --- the source, verified ----------------------------------------------------
 
-enable_source_entries() {
-    # deb-src twins of the machine's own deb entries, so no host is named here.
-    local list=/etc/apt/sources.list.d/ompi-spc-deb-src.sources
-    [ -f "$list" ] && return
-    local found=0
-    for sources in /etc/apt/sources.list.d/*.sources; do
-        [ -f "$sources" ] || continue
-        grep -q '^Types:.*\bdeb-src\b' "$sources" && found=1
-        if grep -q '^Types: *deb *$' "$sources"; then
-            sed 's/^Types: *deb *$/Types: deb-src/' "$sources" >>"$list"
-            echo >>"$list"
-            found=1
-        fi
-    done
-    if [ -f /etc/apt/sources.list ] && grep -q '^deb ' /etc/apt/sources.list; then
-        sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >/etc/apt/sources.list.d/ompi-spc-deb-src.list
-        found=1
-    fi
-    [ "$found" = 1 ] || { echo "build_ompi.sh: no apt source entries to derive deb-src from" >&2; exit 1; }
-}
-
-verify_source() {
-    # Every file of the .dsc's Checksums-Sha256 block must match.
-    (cd "$cache/src" &&
-        awk '/^Checksums-Sha256:/{on=1; next} /^[^ ]/{on=0} on && NF==3 {print $1 "  " $3}' "$dsc" |
-        sha256sum --check --quiet)
-}
-
-if [ ! -f "$cache/src/$orig" ] || [ ! -f "$cache/src/$dsc" ] || ! verify_source 2>/dev/null; then
-    say "fetching Debian source package openmpi=$package_version"
-    enable_source_entries
-    apt-get update -qq
-    (cd "$cache/src" && apt-get source --download-only -qq "openmpi=$package_version") >&2
-fi
-verify_source || { echo "build_ompi.sh: $orig does not match the checksums of $dsc" >&2; exit 1; }
+"$repo/ompi_patches/fetch_debian_source.sh" openmpi "$package_version" "$orig" "$cache/src"
 
 # --- what this build is made of ----------------------------------------------
 
