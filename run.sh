@@ -1,67 +1,120 @@
 #!/usr/bin/env bash
-# The main job.  Until the Open MPI integration lands, that is the fast-path
-# micro-benchmarks: it builds build/release, runs every configuration in one
-# binary with interleaved repetitions, and saves under OUT:
-#   bench.json   Google Benchmark's JSON, every repetition
-#   meta.json    commit, build options, CPU, command line
-#   table.md     the README table (analysis/microbench_table.py)
-set -euo pipefail
+# The main job: the overhead study of the SPC paper (seed 004, sections 5 and
+# 6) on our implementation and on upstream Open MPI 4.1.4's, side by side.
+# Builds the three Open MPI builds (cached by content hash), then runs each
+# step and saves it under OUT (default results/<UTC time>):
+#   microbench/  fast-path and read micro-benchmarks: JSON of every repetition, table.md
+#   callgrind/   instructions per message in PMPI_Send and the receive match path
+#   netpipe/     NetPIPE latency and bandwidth sweeps: raw outputs, overhead plots, tables
+#   pairwise/    the multi-threaded pairwise benchmark (Table 3) and message rates
+#   ab/          the in-process A/B ping-pong (counters on and off in one pair of processes)
+#   summary.md   every table, with date, machine and this command; meta.json
+# A step that fails is recorded and the others still run; the exit status
+# is non-zero if any failed.
+set -uo pipefail
 cd "$(dirname "$0")"
 
+all_steps="microbench,callgrind,netpipe,pairwise,ab"
 usage() {
     cat <<USAGE
-usage: ./run.sh [--repetitions N] [--min-time SECONDS] [--out DIR]
-  --repetitions N     runs of each benchmark, interleaved at random (default 10)
-  --min-time SECONDS  minimum time of one run (default 0.2)
-  --out DIR           where results go (default results/microbench/<UTC time>)
+usage: ./run.sh [--profile short|full] [--only STEPS] [--out DIR]
+  --profile short|full  short: a few minutes in all, for a look; full (default):
+                        10 rounds of everything, about an hour and a half here
+  --only STEPS          comma list of steps to run (default: $all_steps)
+  --out DIR             where results go (default results/<UTC time>)
 USAGE
 }
 
-repetitions=10
-min_time=0.2
-out="results/microbench/$(date -u +%Y%m%dT%H%M%SZ)"
+profile=full
+steps=$all_steps
+out="results/$(date -u +%Y%m%dT%H%M%SZ)"
 while [ $# -gt 0 ]; do
     case "$1" in
-        --repetitions) repetitions=${2:?--repetitions needs a number}; shift 2 ;;
-        --min-time) min_time=${2:?--min-time needs seconds}; shift 2 ;;
-        --out) out=${2:?--out needs a directory}; shift 2 ;;
-        -h|--help) usage; exit 0 ;;
+        --profile) profile=${2:-}; shift 2 || { usage >&2; exit 2; } ;;
+        --only) steps=${2:-}; shift 2 || { usage >&2; exit 2; } ;;
+        --out) out=${2:-}; shift 2 || { usage >&2; exit 2; } ;;
+        -h | --help) usage; exit 0 ;;
         *) echo "run.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
     esac
 done
-[[ "$repetitions" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --repetitions must be a positive integer" >&2; exit 2; }
-[[ "$min_time" =~ ^[0-9]*\.?[0-9]+$ ]] || { echo "run.sh: --min-time must be a number of seconds" >&2; exit 2; }
+case "$profile" in
+    short) repetitions=3 min_time=0.05 messages=2000 ;;
+    full) repetitions=10 min_time=0.2 messages=20000 ;;
+    *) echo "run.sh: --profile must be short or full, not '$profile'" >&2; exit 2 ;;
+esac
+IFS=, read -r -a chosen <<<"$steps"
+for step in "${chosen[@]}"; do
+    [[ ",$all_steps," == *",$step,"* ]] || { echo "run.sh: unknown step '$step' (steps: $all_steps)" >&2; exit 2; }
+done
 mkdir -p "$out" || { echo "run.sh: cannot create $out" >&2; exit 2; }
+out=$(cd "$out" && pwd)
+cache=${SPC_CACHE:-/var/cache/ompi-spc}
+command_line="./run.sh --profile $profile --only $steps --out $out"
+failed=()
 
-echo "== building build/release"
-[ -f build/release/build.ninja ] || meson setup build/release >/dev/null
-ninja -C build/release bench/spc_bench >/dev/null
+echo "== Open MPI builds spc, nospc, upstream (cached by content hash; a cold one takes 8 to 16 minutes)"
+for variant in spc nospc upstream; do
+    ompi_patches/build_ompi.sh "$variant" >/dev/null || { echo "run.sh: the $variant build failed" >&2; exit 1; }
+done
 
-python3 - "$out/meta.json" "./run.sh --repetitions $repetitions --min-time $min_time --out $out" <<'PY'
-import json, subprocess, sys
-def run(*command):
-    return subprocess.run(command, capture_output=True, text=True).stdout.strip()
-options = json.loads(run("meson", "introspect", "--buildoptions", "build/release"))
-cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
-json.dump({
-    "commit": run("git", "rev-parse", "HEAD") or "unknown",
-    "dirty": bool(run("git", "status", "--porcelain")),
-    "meson_options": {o["name"]: o["value"] for o in options
-                      if o["name"] in ("spc", "storage", "buildtype", "b_sanitize")},
-    "cpu": cpu,
-    "kernel": run("uname", "-r"),
-    "command": sys.argv[2],
-}, open(sys.argv[1], "w"), indent=2)
+# The programs of the study come from one build folder, built against the
+# cached spc build (for the PAPI and MPI_T read benchmark).
+study_build=build/study
+if [ ! -f "$study_build/build.ninja" ]; then
+    meson setup "$study_build" -Dompi_cache="$cache" >/dev/null || exit 1
+fi
+ninja -C "$study_build" bench/spc_bench bench/spc_read_bench >/dev/null || { echo "run.sh: building the benchmarks failed" >&2; exit 1; }
+
+/usr/bin/python3 - "$out/meta.json" "$command_line" "$profile" <<'PY'
+import json, os, sys
+sys.path.insert(0, "netpipe_runs")
+import study
+prefixes = {v: os.path.join(os.environ.get("SPC_CACHE", "/var/cache/ompi-spc"), "prefix", v)
+            for v in ("spc", "nospc", "upstream")}
+json.dump({"command": sys.argv[2], "profile": sys.argv[3], "machine": study.machine(),
+           "builds": {v: study.build_info(p) for v, p in prefixes.items()}},
+          open(sys.argv[1], "w"), indent=2)
 PY
 
-echo "== running spc_bench: $repetitions interleaved repetitions, results in $out"
-build/release/bench/spc_bench \
-    --benchmark_repetitions="$repetitions" \
-    --benchmark_enable_random_interleaving=true \
-    --benchmark_min_time="$min_time" \
-    --benchmark_out="$out/bench.json" --benchmark_out_format=json \
-    --benchmark_display_aggregates_only=true
+microbench() {
+    mkdir -p "$out/microbench"
+    local options=(--benchmark_repetitions="$repetitions" --benchmark_enable_random_interleaving=true
+                   --benchmark_min_time="$min_time" --benchmark_display_aggregates_only=true)
+    "$study_build/bench/spc_bench" "${options[@]}" \
+        --benchmark_out="$out/microbench/bench.json" --benchmark_out_format=json &&
+    env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+        "$cache/prefix/spc/bin/mpirun" -np 1 --bind-to core "$study_build/bench/spc_read_bench" "${options[@]}" \
+        --benchmark_out="$out/microbench/reads.json" --benchmark_out_format=json &&
+    python3 analysis/microbench_table.py "$out/microbench/bench.json" "$out/microbench/reads.json" \
+        --out "$out/microbench/table.md"
+}
+callgrind() { python3 netpipe_runs/callgrind_counts.py --messages "$messages" --out "$out/callgrind"; }
+netpipe() { python3 netpipe_runs/netpipe_sweep.py --profile "$profile" --out "$out/netpipe"; }
+pairwise() { python3 netpipe_runs/pairwise_runs.py --profile "$profile" --out "$out/pairwise"; }
+ab() { python3 netpipe_runs/ab_runs.py --profile "$profile" --out "$out/ab"; }
 
-echo "== table"
-python3 analysis/microbench_table.py "$out/bench.json" "$out/table.md"
-echo "saved: $out"
+started=$(date +%s)
+for k in "${!chosen[@]}"; do
+    step=${chosen[$k]}
+    echo "== step $((k + 1)) of ${#chosen[@]}: $step ($(($(date +%s) - started)) s so far)"
+    "$step" || { failed+=("$step"); echo "run.sh: step $step failed; going on" >&2; }
+done
+
+echo "== reports"
+# (Debian's pandas and matplotlib import only under /usr/bin/python3)
+if [ -d "$out/netpipe" ]; then
+    /usr/bin/python3 analysis/netpipe_report.py "$out/netpipe" >/dev/null || failed+=(netpipe-report)
+fi
+measured=()
+for folder in pairwise ab; do
+    [ -d "$out/$folder" ] && measured+=("$out/$folder")
+done
+if [ ${#measured[@]} -gt 0 ]; then
+    /usr/bin/python3 analysis/pairwise_report.py "${measured[@]}" >/dev/null || failed+=(pairwise-report)
+fi
+python3 analysis/study_summary.py "$out" >/dev/null || failed+=(summary)
+echo "saved: $out (summary: $out/summary.md), $(($(date +%s) - started)) s"
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "run.sh: failed steps: ${failed[*]}" >&2
+    exit 1
+fi

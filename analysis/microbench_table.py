@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Turns a spc_bench JSON file (Google Benchmark, with repetitions) into a
-Markdown table: median ns per operation over the repetitions, with the
-minimum and maximum, and the ratios the project's targets are stated in.
+"""Turns Google Benchmark JSON files (with repetitions) of spc_bench and
+spc_read_bench into a Markdown table: median ns per operation over the
+repetitions, with the minimum and maximum, and the ratios the project's
+targets are stated in.
 
-usage: microbench_table.py BENCH_JSON [OUTPUT_MD]"""
+usage: microbench_table.py BENCH_JSON [BENCH_JSON ...] [--out OUTPUT_MD]"""
+import argparse
 import json
 import statistics
 import sys
@@ -31,6 +33,9 @@ ROWS = [
     ("read all, per counter, 64 threads", "BM_ReadAll/64", "counters"),
     ("read one counter, 1 thread", "BM_ReadOne/1", 1),
     ("read one counter, 64 threads", "BM_ReadOne/64", 1),
+    ("PAPI_read of the 7 Table 4 counters (in MPI)", "BM_Read7_PAPI", 1),
+    ("7 MPI_T_pvar_read of the same (in MPI)", "BM_Read7_MPIT", 1),
+    ("7 spc_read of the same, the core (in MPI)", "BM_Read7_Core", 1),
 ]
 
 # (claim, numerator row, denominator row or None, limit, how the limit reads)
@@ -54,15 +59,19 @@ def per_repetition(benchmarks, name, divisor):
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__)
-    try:
-        with open(sys.argv[1]) as f:
-            data = json.load(f)
-    except (OSError, json.JSONDecodeError) as error:
-        sys.exit(f"microbench_table.py: cannot read {sys.argv[1]}: {error}")
-    benchmarks = data.get("benchmarks", [])
-    context = data.get("context", {})
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("json", nargs="+", help="Google Benchmark JSON output")
+    parser.add_argument("--out", help="also write the table here")
+    args = parser.parse_args()
+    benchmarks, context = [], {}
+    for path in args.json:
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, json.JSONDecodeError) as error:
+            sys.exit(f"microbench_table.py: cannot read {path}: {error}")
+        benchmarks += data.get("benchmarks", [])
+        context = context or data.get("context", {})
     medians, lines = {}, []
     lines.append("| operation | median ns | min | max | runs |")
     lines.append("|---|---:|---:|---:|---:|")
@@ -98,8 +107,8 @@ def main():
                  f"run {context.get('date', '?')}; Google Benchmark library built as "
                  f"{context.get('library_build_type', '?')}.")
     text = "\n".join(lines) + "\n"
-    if len(sys.argv) == 3:
-        with open(sys.argv[2], "w") as f:
+    if args.out:
+        with open(args.out, "w") as f:
             f.write(text)
     sys.stdout.write(text)
 

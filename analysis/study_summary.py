@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Gathers the reports of one run of ./run.sh into OUT/summary.md: what was
+run, on what, and every table, with the NetPIPE figures linked.
+
+usage: study_summary.py OUT"""
+import json
+import os
+import re
+import sys
+
+# (heading, report inside OUT, step of run.sh that makes it)
+PARTS = [
+    ("Fast path and reads: micro-benchmarks", "microbench/table.md", "microbench"),
+    ("Instructions per message: callgrind", "callgrind/summary.md", "callgrind"),
+    ("NetPIPE overhead sweeps", "netpipe/netpipe_summary.md", "netpipe"),
+    ("Pairwise benchmark and in-process A/B", "pairwise/report.md", "pairwise"),
+    ("In-process A/B", "ab/report.md", "ab"),
+]
+FIGURES = [
+    ("fig1_all_off.png", "Figure 1: all counters compiled in and off"),
+    ("fig2_all_on.png", "Figure 2: all counters on"),
+    ("fig4_table4_minus_match_time.png", "Figure 4: Table 4 counters minus MATCH_TIME"),
+    ("fig5_ours_four.png", "Figure 5: our four configurations side by side"),
+    ("latency.png", "Latency"),
+    ("bandwidth.png", "Bandwidth"),
+]
+
+
+def demoted(markdown):
+    """A report under this file's heading for it: without its own title, its
+    other headings one level down."""
+    markdown = re.sub(r"\A# .*\n+", "", markdown)
+    return re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", markdown, flags=re.M)
+
+
+def main():
+    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    try:
+        with open(os.path.join(out, "meta.json")) as f:
+            meta = json.load(f)
+    except (OSError, json.JSONDecodeError) as error:
+        sys.exit(f"study_summary.py: no readable meta.json in {out}: {error}")
+    machine = meta.get("machine", {})
+    builds = ", ".join(f"{v} {b.get('content_hash', '?')}" for v, b in sorted(meta.get("builds", {}).items()))
+    lines = [f"# Overhead study: {os.path.basename(os.path.abspath(out))}", "",
+             f"- command: `{meta.get('command', '?')}`",
+             f"- machine: {machine.get('cpu', '?')}, {machine.get('cores', '?')} cores, "
+             f"kernel {machine.get('kernel', '?')}",
+             f"- commit: {machine.get('commit', '?')}{' (with local changes)' if machine.get('dirty') else ''}",
+             f"- Open MPI 4.1.4 builds (content hashes): {builds}", ""]
+    for heading, report, step in PARTS:
+        path = os.path.join(out, report)
+        if not os.path.exists(path):
+            if step != "ab":  # the A/B tables are in the pairwise report when both ran
+                state = "ran but made no report" if os.path.isdir(os.path.join(out, step)) else "not run"
+                lines += [f"## {heading}", "", f"Step `{step}`: {state}.", ""]
+            continue
+        with open(path) as f:
+            body = demoted(f.read().strip())
+        lines += [f"## {heading}", "", body, ""]
+        if step == "netpipe":
+            lines += [f"![{caption}](netpipe/{name})" for name, caption in FIGURES
+                      if os.path.exists(os.path.join(out, "netpipe", name))] + [""]
+    with open(os.path.join(out, "summary.md"), "w") as f:
+        f.write("\n".join(lines))
+    print(os.path.join(out, "summary.md"))
+
+
+if __name__ == "__main__":
+    main()
