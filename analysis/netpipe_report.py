@@ -166,6 +166,14 @@ def panels(meta, title):
     return fig, dict(zip((t["name"] for t in transports), axes[0])), {t["name"]: t for t in transports}
 
 
+def save(fig, out, name):
+    fig.tight_layout()
+    path = os.path.join(out, name + ".png")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def overhead_figure(meta, merged, styles, rounds, name, what, keys, paper, out):
     present = [k for k in keys if k in set(merged.configuration)]
     if not present:
@@ -187,11 +195,7 @@ def overhead_figure(meta, merged, styles, rounds, name, what, keys, paper, out):
         ax.set_ylabel("overhead (%)")
         ax.set_title(f"{transport}: {transports[transport]['paper_case']}", fontsize=10)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out, name + ".png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(fig, out, name)
 
 
 def performance_figure(meta, merged, styles, rounds, column, ylabel, logy, name, out):
@@ -207,11 +211,7 @@ def performance_figure(meta, merged, styles, rounds, column, ylabel, logy, name,
         ax.set_ylabel(ylabel)
         ax.set_title(f"{transport}: {transports[transport]['paper_case']}", fontsize=10)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out, name + ".png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(fig, out, name)
 
 
 def cell(row, rounds):
