@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The main job: the overhead study of the SPC paper (seed 004, sections 5 and
-# 6) on our implementation and on upstream Open MPI 4.1.4's, side by side.
-# Builds the three Open MPI builds (cached by content hash), then runs each
-# step and saves it under OUT (default results/<UTC time>):
+# The main job: installs the Debian packages it needs, builds the three Open
+# MPI builds (cached by content hash), shows the counters at work, then runs
+# the overhead study of the SPC paper (seed 004, sections 5 and 6) on our
+# implementation and on upstream Open MPI 4.1.4's, side by side.  Each step
+# is saved under OUT (default results/<UTC time>):
+#   demo/        an MPI program's counters read through MPI_T and PAPI, and the finalize report
 #   microbench/  fast-path and read micro-benchmarks: JSON of every repetition, table.md
 #   callgrind/   instructions per message in PMPI_Send and the receive match path
 #   netpipe/     NetPIPE latency and bandwidth sweeps: raw outputs, overhead plots, tables
@@ -14,18 +16,18 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 
-all_steps="microbench,callgrind,netpipe,pairwise,ab"
+all_steps="demo,microbench,callgrind,netpipe,pairwise,ab"
 usage() {
     cat <<USAGE
 usage: ./run.sh [--profile short|full] [--only STEPS] [--out DIR]
-  --profile short|full  short: a few minutes in all, for a look; full (default):
-                        10 rounds of everything, about an hour and a half here
+  --profile short|full  short (default): a few minutes in all, for a look; full:
+                        10 rounds of everything, about 40 minutes here
   --only STEPS          comma list of steps to run (default: $all_steps)
   --out DIR             where results go (default results/<UTC time>)
 USAGE
 }
 
-profile=full
+profile=short
 steps=$all_steps
 out="results/$(date -u +%Y%m%dT%H%M%SZ)"
 while [ $# -gt 0 ]; do
@@ -52,6 +54,7 @@ cache=${SPC_CACHE:-/var/cache/ompi-spc}
 command_line="./run.sh --profile $profile --only $steps --out $out"
 failed=()
 
+./install_deps.sh || { echo "run.sh: installing the Debian packages failed" >&2; exit 1; }
 echo "== Open MPI builds spc, nospc, upstream (cached by content hash; a cold one takes 8 to 16 minutes)"
 for variant in spc nospc upstream; do
     ompi_patches/build_ompi.sh "$variant" >/dev/null || { echo "run.sh: the $variant build failed" >&2; exit 1; }
@@ -63,7 +66,7 @@ study_build=build/study
 if [ ! -f "$study_build/build.ninja" ]; then
     meson setup "$study_build" -Dompi_cache="$cache" >/dev/null || exit 1
 fi
-ninja -C "$study_build" bench/spc_bench bench/spc_read_bench >/dev/null || { echo "run.sh: building the benchmarks failed" >&2; exit 1; }
+ninja -C "$study_build" bench/spc_bench bench/spc_read_bench bench/spc_demo >/dev/null || { echo "run.sh: building the benchmarks failed" >&2; exit 1; }
 
 /usr/bin/python3 - "$out/meta.json" "$command_line" "$profile" <<'PY'
 import json, os, sys
@@ -76,14 +79,21 @@ json.dump({"command": sys.argv[2], "profile": sys.argv[3], "machine": study.mach
           open(sys.argv[1], "w"), indent=2)
 PY
 
+mpirun_spc() {
+    env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$cache/prefix/spc/bin/mpirun" "$@"
+}
+demo() {
+    mkdir -p "$out/demo"
+    mpirun_spc -np 2 --bind-to core --mca btl self,vader --mca mpi_spc_dump_enabled true \
+        "$study_build/bench/spc_demo" 2>&1 | tee "$out/demo/output.txt"
+}
 microbench() {
     mkdir -p "$out/microbench"
     local options=(--benchmark_repetitions="$repetitions" --benchmark_enable_random_interleaving=true
                    --benchmark_min_time="$min_time" --benchmark_display_aggregates_only=true)
     "$study_build/bench/spc_bench" "${options[@]}" \
         --benchmark_out="$out/microbench/bench.json" --benchmark_out_format=json &&
-    env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-        "$cache/prefix/spc/bin/mpirun" -np 1 --bind-to core "$study_build/bench/spc_read_bench" "${options[@]}" \
+    mpirun_spc -np 1 --bind-to core "$study_build/bench/spc_read_bench" "${options[@]}" \
         --benchmark_out="$out/microbench/reads.json" --benchmark_out_format=json &&
     python3 analysis/microbench_table.py "$out/microbench/bench.json" "$out/microbench/reads.json" \
         --out "$out/microbench/table.md"
@@ -113,7 +123,9 @@ if [ ${#measured[@]} -gt 0 ]; then
     /usr/bin/python3 analysis/pairwise_report.py "${measured[@]}" >/dev/null || failed+=(pairwise-report)
 fi
 python3 analysis/study_summary.py "$out" >/dev/null || failed+=(summary)
-echo "saved: $out (summary: $out/summary.md), $(($(date +%s) - started)) s"
+echo "saved in $out after $(($(date +%s) - started)) s:"
+echo "  meta.json (machine, builds, command), and the tables and figures:"
+(cd "$out" && find . -name '*.md' -o -name '*.png' | sort | sed 's|^\./|  |')
 if [ ${#failed[@]} -gt 0 ]; then
     echo "run.sh: failed steps: ${failed[*]}" >&2
     exit 1

@@ -10,6 +10,7 @@ import sys
 
 # (heading, report inside OUT, step of run.sh that makes it)
 PARTS = [
+    ("Demonstration: counters through MPI_T and PAPI, and the finalize report", "demo/output.txt", "demo"),
     ("Fast path and reads: micro-benchmarks", "microbench/table.md", "microbench"),
     ("Instructions per message: callgrind", "callgrind/summary.md", "callgrind"),
     ("NetPIPE overhead sweeps", "netpipe/netpipe_summary.md", "netpipe"),
@@ -58,7 +59,8 @@ def main():
                 lines += [f"## {heading}", "", f"Step `{step}`: {state}.", ""]
             continue
         with open(path) as f:
-            body = demoted(f.read().strip())
+            body = f.read().strip()
+        body = f"```\n{body}\n```" if path.endswith(".txt") else demoted(body)
         lines += [f"## {heading}", "", body, ""]
         if step == "netpipe":
             lines += [f"![{caption}](netpipe/{name})" for name, caption in FIGURES
