@@ -14,6 +14,7 @@ Medians are over repetitions, with the range [min-max] as the spread."""
 import argparse
 import csv
 import datetime
+import gzip
 import json
 import os
 import shlex
@@ -46,7 +47,9 @@ def load(folder):
     try:
         with open(os.path.join(folder, "meta.json")) as f:
             meta = json.load(f)
-        with open(os.path.join(folder, "runs.jsonl")) as f:
+        # runs.jsonl.gz: a committed run, compressed to stay under the repository's file size limit
+        path = os.path.join(folder, "runs.jsonl")
+        with (open(path) if os.path.exists(path) else gzip.open(path + ".gz", "rt")) as f:
             runs = [json.loads(line) for line in f if line.strip()]
     except (OSError, json.JSONDecodeError) as error:
         sys.exit(f"pairwise_report.py: {folder} is not a results folder of the drivers: {error}")
