@@ -21,7 +21,7 @@ usage() {
     cat <<USAGE
 usage: ./run.sh [--profile short|full] [--only STEPS] [--out DIR]
   --profile short|full  short (default): a few minutes in all, for a look; full:
-                        10 rounds of everything, about 40 minutes here
+                        10 rounds of everything, about 20 minutes here
   --only STEPS          comma list of steps to run (default: $all_steps)
   --out DIR             where results go (default results/<UTC time>)
 USAGE
