@@ -408,7 +408,7 @@ int main(int argc, char **argv)
                     set_has[i] ? counted * (exact[i].bytes ? (unsigned)opt.size : 1u) : 0;
                 long long got = raw_total(dump_file, r, exact[i].name);
                 if (got < 0 || (unsigned long long)got != expected) {
-                    char what[160];
+                    char what[sizeof dump_file + 64];
                     snprintf(what, sizeof what, "raw total of %s on rank %d in %s%s", exact[i].name,
                              r, dump_file, got < 0 ? " (missing)" : "");
                     fail("%s: expected %llu, got %llu", what, expected,
