@@ -11,10 +11,9 @@
  *
  * usage: mpirun -np 2 spc_demo        (exit 1 if a value is not the predicted one)
  */
-#include <mpi.h>
 #include <papi.h>
-#include <stdio.h>
-#include <stdlib.h>
+
+#include "mpit_util.h" /* MPI_OK, spc_pvar: from pvar_export/tests */
 
 enum { PINGS = 100, LATE = 10, PING_TAG = 1, READY_TAG = 2, DONE_TAG = 3, LATE_TAG = 4 };
 enum { SEND, RECV, BYTES_SENT_USER, BYTES_RECEIVED_USER, UNEXPECTED, MATCH_TIME, NUM_COUNTERS };
@@ -23,11 +22,10 @@ static const char *const names[NUM_COUNTERS] = {"SEND", "RECV", "BYTES_SENT_USER
 
 static void fail(const char *what, int rc)
 {
-    fprintf(stderr, "spc_demo: %s failed (%d)\n", what, rc);
+    fprintf(stderr, "spc_demo: rank %d: %s failed: %s\n", test_rank, what, PAPI_strerror(rc));
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
-#define MPI_OK(call) do { int rc_ = (call); if (rc_ != MPI_SUCCESS) fail(#call, rc_); } while (0)
 #define PAPI_OK_(call) do { int rc_ = (call); if (rc_ != PAPI_OK) fail(#call, rc_); } while (0)
 
 static int ping_size(int i) { return 100 * i; }
@@ -37,6 +35,7 @@ int main(int argc, char **argv)
     int rank, size, provided;
     MPI_OK(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    test_rank = rank;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != 2) {
         if (rank == 0) fprintf(stderr, "spc_demo: run it on 2 ranks (mpirun -np 2), not %d\n", size);
@@ -50,17 +49,13 @@ int main(int argc, char **argv)
     int event_set = PAPI_NULL;
     MPI_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
     MPI_OK(MPI_T_pvar_session_create(&session));
-    if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) fail("PAPI_library_init", 0);
+    const int version = PAPI_library_init(PAPI_VER_CURRENT);
+    if (version != PAPI_VER_CURRENT) fail("PAPI_library_init", version < 0 ? version : PAPI_EINVAL);
     PAPI_OK_(PAPI_create_eventset(&event_set));
     for (int c = 0; c < NUM_COUNTERS; ++c) {
         char name[128];
-        int index, count;
-        snprintf(name, sizeof name, "runtime_spc_OMPI_SPC_%s", names[c]);
-        const int class = c == MATCH_TIME ? MPI_T_PVAR_CLASS_TIMER
-                          : c == BYTES_SENT_USER || c == BYTES_RECEIVED_USER ? MPI_T_PVAR_CLASS_AGGREGATE
-                                                                              : MPI_T_PVAR_CLASS_COUNTER;
-        MPI_OK(MPI_T_pvar_get_index(name, class, &index));
-        MPI_OK(MPI_T_pvar_handle_alloc(session, index, NULL, &handles[c], &count));
+        int count;
+        MPI_OK(MPI_T_pvar_handle_alloc(session, spc_pvar(names[c]), NULL, &handles[c], &count));
         snprintf(name, sizeof name, "sde:::ompi_spc::OMPI_SPC_%s", names[c]);
         PAPI_OK_(PAPI_add_named_event(event_set, name));
     }
@@ -68,6 +63,10 @@ int main(int argc, char **argv)
     unsigned long long ping_bytes = 0;
     for (int i = 0; i < PINGS; ++i) ping_bytes += (unsigned long long)ping_size(i);
     char *buffer = calloc(ping_bytes, 1); /* each pending receive gets its own slice */
+    if (NULL == buffer) {
+        fprintf(stderr, "spc_demo: rank %d: no memory for %llu bytes\n", rank, ping_bytes);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     MPI_Request pings[PINGS], ready = MPI_REQUEST_NULL, done = MPI_REQUEST_NULL;
     for (int i = 0, offset = 0; i < PINGS && rank == 1; offset += ping_size(i), ++i) {
         MPI_OK(MPI_Irecv(buffer + offset, ping_size(i), MPI_CHAR, 0, PING_TAG, MPI_COMM_WORLD, &pings[i]));
