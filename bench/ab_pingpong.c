@@ -55,40 +55,35 @@ static const char usage_text[] =
     "  --pairs P         measured pairs of blocks, one on and one off each (100)\n"
     "  --warmup-pairs N  pairs of blocks before them, not reported as measured (5)\n";
 
+static bool apply_option(int option, const char *value, void *options, char *error, size_t len)
+{
+    struct options *o = options;
+    switch (option) {
+    case 'c':
+        if ('\0' == value[0]) {
+            snprintf(error, len, "--counters needs all or a comma list of counter names");
+            return false;
+        }
+        o->counters = value;
+        return true;
+    case 's': return parse_int("--size", value, 0, 1 << 24, &o->size, error, len);
+    case 'r': return parse_int("--round-trips", value, 1, 1 << 28, &o->round_trips, error, len);
+    case 'p': return parse_int("--pairs", value, 1, 1 << 20, &o->pairs, error, len);
+    case 'w': return parse_int("--warmup-pairs", value, 0, 1 << 20, &o->warmup_pairs, error, len);
+    default: snprintf(error, len, "option '%c' is in the table but not handled", option); return false;
+    }
+}
+
 static bool parse_options(int argc, char **argv, struct options *o, char *error, size_t len)
 {
+    static const struct option table[] = {
+        {"counters", required_argument, NULL, 'c'}, {"size", required_argument, NULL, 's'},
+        {"round-trips", required_argument, NULL, 'r'}, {"pairs", required_argument, NULL, 'p'},
+        {"warmup-pairs", required_argument, NULL, 'w'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     *o = (struct options){.counters = "all", .size = 1, .round_trips = 1000, .pairs = 100,
                           .warmup_pairs = 5};
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = true;
-        if (0 == strcmp(a, "--counters")) {
-            if (NULL == v || '\0' == v[0]) {
-                snprintf(error, len, "--counters needs all or a comma list of counter names");
-                return false;
-            }
-            o->counters = v;
-            ++i;
-        } else if (0 == strcmp(a, "--size")) {
-            ok = parse_int(a, v, 0, 1 << 24, &o->size, error, len), ++i;
-        } else if (0 == strcmp(a, "--round-trips")) {
-            ok = parse_int(a, v, 1, 1 << 28, &o->round_trips, error, len), ++i;
-        } else if (0 == strcmp(a, "--pairs")) {
-            ok = parse_int(a, v, 1, 1 << 20, &o->pairs, error, len), ++i;
-        } else if (0 == strcmp(a, "--warmup-pairs")) {
-            ok = parse_int(a, v, 0, 1 << 20, &o->warmup_pairs, error, len), ++i;
-        } else if (0 == strcmp(a, "--help") || 0 == strcmp(a, "-h")) {
-            snprintf(error, len, "help");
-            return false;
-        } else {
-            snprintf(error, len, "unknown argument '%s'", a);
-            return false;
-        }
-        if (!ok) {
-            return false;
-        }
-    }
-    return true;
+    return parse_options_with(argc, argv, table, apply_option, o, error, len);
 }
 
 /* ---- the toggled counters ---------------------------------------------------- */

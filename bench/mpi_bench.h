@@ -1,11 +1,12 @@
 /*
- * What the MPI benchmarks (pairwise.c, ab_pingpong.c) share: strict option
- * parsing, MPI_T error checks, and finding SPC performance variables by name
+ * What the MPI benchmarks (pairwise.c, ab_pingpong.c) share: option
+ * parsing on top of getopt_long, MPI_T error checks, and finding SPC performance variables by name
  * in any build (ours, upstream 4.1.4, or one without SPC).
  */
 #ifndef MPI_BENCH_H
 #define MPI_BENCH_H
 
+#include <getopt.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -30,6 +31,40 @@ static inline bool parse_int(const char *option, const char *text, long low, lon
         return false;
     }
     *out = (int)value;
+    return true;
+}
+
+/* getopt_long over argv with the caller's table (opterr off: the caller
+ * prints the error, on rank 0 only); each option of the table goes to
+ * apply(option, optarg, ...).  false with the reason in error, or "help". */
+static inline bool parse_options_with(int argc, char **argv, const struct option *table,
+                                      bool (*apply)(int option, const char *value, void *options,
+                                                    char *error, size_t len),
+                                      void *options, char *error, size_t len)
+{
+    opterr = 0;
+    optind = 1;
+    for (int option; -1 != (option = getopt_long(argc, argv, ":h", table, NULL));) {
+        if ('h' == option) {
+            snprintf(error, len, "help");
+            return false;
+        }
+        if (':' == option) {
+            snprintf(error, len, "%s needs a value", argv[optind - 1]);
+            return false;
+        }
+        if ('?' == option) {
+            snprintf(error, len, "unknown argument '%s'", argv[optind - 1]);
+            return false;
+        }
+        if (!apply(option, optarg, options, error, len)) {
+            return false;
+        }
+    }
+    if (optind < argc) {
+        snprintf(error, len, "unknown argument '%s'", argv[optind]);
+        return false;
+    }
     return true;
 }
 

@@ -63,37 +63,33 @@ static const char usage_text[] =
     "  --no-ack        no 1-byte acknowledgement after each window\n"
     "  --no-counters   read no performance variable (and turn none on)\n";
 
+static bool apply_option(int option, const char *value, void *options, char *error, size_t len)
+{
+    struct options *o = options;
+    switch (option) {
+    case 't': return parse_int("--threads", value, 1, 256, &o->threads, error, len);
+    case 'w': return parse_int("--window", value, 1, 1 << 20, &o->window, error, len);
+    case 's': return parse_int("--size", value, 0, 1 << 24, &o->size, error, len);
+    case 'i': return parse_int("--iterations", value, 1, 1 << 24, &o->iterations, error, len);
+    case 'u': return parse_int("--warmup", value, 0, 1 << 24, &o->warmup, error, len);
+    case 'a': o->ack = false; return true;
+    case 'c': o->counters = false; return true;
+    default: snprintf(error, len, "option '%c' is in the table but not handled", option); return false;
+    }
+}
+
 static bool parse_options(int argc, char **argv, struct options *o, char *error, size_t len)
 {
+    static const struct option table[] = {
+        {"threads", required_argument, NULL, 't'}, {"window", required_argument, NULL, 'w'},
+        {"size", required_argument, NULL, 's'}, {"iterations", required_argument, NULL, 'i'},
+        {"warmup", required_argument, NULL, 'u'}, {"no-ack", no_argument, NULL, 'a'},
+        {"no-counters", no_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     *o = (struct options){.threads = 2, .window = 256, .size = 64, .iterations = 100,
                           .warmup = 10, .ack = true, .counters = true};
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = true;
-        if (0 == strcmp(a, "--threads")) {
-            ok = parse_int(a, v, 1, 256, &o->threads, error, len), ++i;
-        } else if (0 == strcmp(a, "--window")) {
-            ok = parse_int(a, v, 1, 1 << 20, &o->window, error, len), ++i;
-        } else if (0 == strcmp(a, "--size")) {
-            ok = parse_int(a, v, 0, 1 << 24, &o->size, error, len), ++i;
-        } else if (0 == strcmp(a, "--iterations")) {
-            ok = parse_int(a, v, 1, 1 << 24, &o->iterations, error, len), ++i;
-        } else if (0 == strcmp(a, "--warmup")) {
-            ok = parse_int(a, v, 0, 1 << 24, &o->warmup, error, len), ++i;
-        } else if (0 == strcmp(a, "--no-ack")) {
-            o->ack = false;
-        } else if (0 == strcmp(a, "--no-counters")) {
-            o->counters = false;
-        } else if (0 == strcmp(a, "--help") || 0 == strcmp(a, "-h")) {
-            snprintf(error, len, "help");
-            return false;
-        } else {
-            snprintf(error, len, "unknown argument '%s'", a);
-            return false;
-        }
-        if (!ok) {
-            return false;
-        }
+    if (!parse_options_with(argc, argv, table, apply_option, o, error, len)) {
+        return false;
     }
     if ((long)o->window * o->size > (1L << 30)) {
         snprintf(error, len, "--window x --size must stay within 1 GiB per thread");
