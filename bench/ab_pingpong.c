@@ -39,8 +39,6 @@
  */
 #include "mpi_bench.h"
 
-enum { EXIT_USAGE = 2, EXIT_CHECK_FAILED = 3, EXIT_NOT_APPLICABLE = 4 };
-
 struct options {
     const char *counters; /* "all", or a comma list of names without OMPI_SPC_ */
     int size, round_trips, pairs, warmup_pairs;
@@ -109,7 +107,7 @@ static void not_applicable(const char *why)
         fflush(stdout);
     }
     MPI_Finalize();
-    exit(EXIT_NOT_APPLICABLE);
+    exit(BENCH_EXIT_NOT_APPLICABLE);
 }
 
 struct handles_wanted {
@@ -300,14 +298,14 @@ int main(int argc, char **argv)
             fputs(usage_text, help ? stdout : stderr);
         }
         MPI_Finalize();
-        return help ? 0 : EXIT_USAGE;
+        return help ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
     }
     if (2 != size) {
         if (0 == rank) {
             fprintf(stderr, "ab_pingpong: needs exactly 2 ranks, got %d\n", size);
         }
         MPI_Finalize();
-        return EXIT_USAGE;
+        return BENCH_EXIT_USAGE;
     }
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
 
@@ -321,7 +319,7 @@ int main(int argc, char **argv)
                             "in the off blocks; run with it empty\n", attach);
         }
         MPI_Finalize();
-        return EXIT_USAGE;
+        return BENCH_EXIT_USAGE;
     }
 
     char *buffer = calloc(opt.size > 0 ? (size_t)opt.size : 1, 1);
@@ -469,5 +467,5 @@ int main(int argc, char **argv)
     free(seconds);
     free(states);
     free(counters);
-    return all_failures ? EXIT_CHECK_FAILED : 0;
+    return all_failures ? BENCH_EXIT_CHECK_FAILED : BENCH_EXIT_OK;
 }

@@ -15,6 +15,15 @@
 
 #define SPC_PVAR_PREFIX "runtime_spc_OMPI_SPC_"
 
+/* Exit statuses of the MPI benchmarks; the study drivers read these lines
+ * (one "BENCH_EXIT_<NAME> = <n>," each) instead of keeping their own copy. */
+enum bench_exit {
+    BENCH_EXIT_OK = 0,
+    BENCH_EXIT_USAGE = 2,
+    BENCH_EXIT_CHECK_FAILED = 3,
+    BENCH_EXIT_NOT_APPLICABLE = 4,
+};
+
 /* Parses a whole decimal number in [low, high]; writes the reason otherwise. */
 static inline bool parse_int(const char *option, const char *text, long low, long high, int *out,
                              char *error, size_t error_len)

@@ -403,7 +403,7 @@ static int report(double seconds)
     print_human("OOS match time", OOS_MATCH_TIME, " us");
     printf("%s\n", ok ? "" : "  [EXACT COUNT CHECK FAILED]");
     fflush(stdout);
-    return ok ? 0 : 3;
+    return ok ? BENCH_EXIT_OK : BENCH_EXIT_CHECK_FAILED;
 }
 
 int main(int argc, char **argv)
@@ -421,7 +421,7 @@ int main(int argc, char **argv)
             fputs(usage_text, 0 == strcmp(error, "help") ? stdout : stderr);
         }
         MPI_Finalize();
-        return 0 == strcmp(error, "help") ? 0 : 2;
+        return 0 == strcmp(error, "help") ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
     }
     if (2 != size || MPI_THREAD_MULTIPLE != provided) {
         if (0 == rank) {
@@ -429,7 +429,7 @@ int main(int argc, char **argv)
                             "(provided level %d)\n", size, provided);
         }
         MPI_Finalize();
-        return 2;
+        return BENCH_EXIT_USAGE;
     }
 
     int mpit_provided;

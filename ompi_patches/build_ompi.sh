@@ -1,35 +1,41 @@
 #!/usr/bin/env bash
-# Builds Open MPI 4.1.4 (Debian's source package 4.1.4-3) into a cached prefix.
+# Builds Open MPI 4.1.4 (Debian's source package 4.1.4-3) into a prefix cached
+# by the content hash of everything it is made of.
 #
-# usage: ompi_patches/build_ompi.sh VARIANT
-#   spc       our patch series and SPC core, SPC compiled in        (build a)
-#   nospc     the same patched tree with SPC compiled out: baseline  (build b)
-#   upstream  unpatched 4.1.4 with its own --enable-spc: the anchor  (build c)
+# usage: ompi_patches/build_ompi.sh VARIANT           build if needed; prints the prefix last
+#        ompi_patches/build_ompi.sh --cached VARIANT  the prefix if built and current, else exit 3
+#        ompi_patches/build_ompi.sh --where [VARIANT] the cache folder, or VARIANT's prefix
+#   spc       our patch series and SPC core, SPC compiled in
+#   nospc     the same patched tree with SPC compiled out: the overhead baseline
+#   upstream  unpatched 4.1.4 with its own --enable-spc
 #
-# All three use the same configure flags except the SPC choice.  A prefix is
-# reused while the content hash of its inputs (source version, patches, core
-# sources, flags, compiler) is unchanged, so an unchanged rerun takes seconds.
-# Each variant keeps one fixed prefix and work folder: the configure line and
-# the paths then stay the same from one version to the next, and ccache
-# (CCACHE_DIR) serves every file a change did not touch.
-#
-# Environment: SPC_CACHE (default /var/cache/ompi-spc) holds sources, work
-# folders, prefixes and logs; JOBS (default: nproc) for make.
-# The last line of standard output is the prefix.
+# All three use the same configure flags except the SPC choice.  Each variant
+# keeps one fixed prefix and work folder, so the configure line and paths stay
+# the same from one version to the next and ccache serves every file a change
+# did not touch.  Environment: SPC_CACHE (default /var/cache/ompi-spc), the one
+# place that default is written (other scripts ask --where); JOBS (default nproc).
 set -euo pipefail
 { # Parsed whole before it runs, so editing this file cannot disturb a running build.
 
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; }
 
+mode=build
+case "${1:-}" in
+    --cached) mode=cached; shift ;;
+    --where) mode=where; shift ;;
+esac
 variant=${1:-}
+cache=${SPC_CACHE:-/var/cache/ompi-spc}
 case "$variant" in
     spc | nospc | upstream) ;;
+    "") [ "$mode" = where ] && { echo "$cache"; exit 0; }
+        echo "build_ompi.sh: missing variant" >&2; usage >&2; exit 2 ;;
     -h | --help) usage; exit 0 ;;
-    *) echo "build_ompi.sh: unknown or missing variant '${variant}'" >&2; usage >&2; exit 2 ;;
+    *) echo "build_ompi.sh: unknown variant '${variant}'" >&2; usage >&2; exit 2 ;;
 esac
+[ "$mode" = where ] && { echo "$cache/prefix/$variant"; exit 0; }
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-cache=${SPC_CACHE:-/var/cache/ompi-spc}
 jobs=${JOBS:-$(nproc)}
 package_version=4.1.4-3
 orig=openmpi_4.1.4.orig.tar.xz
@@ -37,9 +43,11 @@ prefix=$cache/prefix/$variant
 work=$cache/work/$variant
 log=$cache/logs/$variant.log
 
-mkdir -p "$cache/src" "$cache/prefix" "$cache/work" "$cache/logs"
-exec 9>"$cache/$variant.lock"
-flock 9  # one build of a variant at a time
+if [ "$mode" = build ]; then
+    mkdir -p "$cache/src" "$cache/prefix" "$cache/work" "$cache/logs"
+    exec 9>"$cache/$variant.lock"
+    flock 9  # one build of a variant at a time
+fi
 
 say() { echo "[build $variant $(date +%H:%M:%S)] $*" >&2; }
 
@@ -54,7 +62,12 @@ logged() {
 
 # --- the source, verified ----------------------------------------------------
 
-"$repo/ompi_patches/fetch_debian_source.sh" openmpi "$package_version" "$orig" "$cache/src"
+if [ "$mode" = build ]; then
+    "$repo/ompi_patches/fetch_debian_source.sh" openmpi "$package_version" "$orig" "$cache/src"
+elif [ ! -f "$cache/src/$orig" ]; then
+    echo "build_ompi.sh: the $variant build is missing (no source in $cache/src); run ompi_patches/build_ompi.sh $variant" >&2
+    exit 3
+fi
 
 # --- what this build is made of ----------------------------------------------
 
@@ -103,9 +116,15 @@ content_hash() {
 hash=$(content_hash)
 
 if [ -f "$prefix/.built" ] && [ "$(cat "$prefix/.built")" = "$hash" ]; then
-    say "up to date (content hash $hash)"
+    [ "$mode" = build ] && say "up to date (content hash $hash)"
     echo "$prefix"
     exit 0
+fi
+if [ "$mode" = cached ]; then
+    built=$(cat "$prefix/.built" 2>/dev/null || echo none)
+    echo "build_ompi.sh: the $variant build in $prefix is not current (built: $built, sources now: $hash);" \
+         "run ompi_patches/build_ompi.sh $variant" >&2
+    exit 3
 fi
 
 # --- build --------------------------------------------------------------------
