@@ -1,53 +1,65 @@
 #!/usr/bin/env bash
-# Runs every test of the project:
+# Runs every test of the project and ends with one "tests: N passed, N failed"
+# line (GoogleTest cases counted one by one); exits non-zero if anything failed.
+#
+# usage: ./test.sh [--core-only] [--build-root DIR] [--meson-option OPTION]...
+#   --core-only            skip the Open MPI build and its tests
+#   --build-root DIR       where the three build folders go (default: build)
+#   --meson-option OPTION  passed to every meson setup/configure (repeatable)
+#
+# Steps:
 #   Open MPI       ompi_patches/build_ompi.sh spc (cached: seconds when unchanged,
-#                  about 20 minutes cold), unless --core-only
-#   build/release  all tests, including the object-file and disassembly checks
-#                  and the MPI tests against that Open MPI build (suite ompi)
-#   build/tsan     the concurrent tests under ThreadSanitizer
-#   build/asan     the unit and concurrent tests under AddressSanitizer + UBSan
-# Warnings are errors in all three.  Ends with one "N passed, N failed" line
-# (GoogleTest cases counted one by one) and exits non-zero if anything failed.
+#                  8 to 16 minutes cold)
+#   release        all tests: unit, concurrent, object-file and disassembly
+#                  checks, and the MPI tests against that Open MPI build
+#   tsan           the concurrent tests under ThreadSanitizer
+#   asan           the unit and concurrent tests under AddressSanitizer + UBSan
+# Warnings are errors in all three.  Every step that fails (configure, build,
+# a test, a missing test log) counts as a failure and shows its log.
 set -uo pipefail
 cd "$(dirname "$0")"
 
+usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; }
+
 core_only=false
-case "${1:-}" in
-    "") ;;
-    --core-only) core_only=true ;;
-    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; echo "usage: ./test.sh [--core-only]"; exit 0 ;;
-    *) echo "test.sh: unknown argument '$1' (usage: ./test.sh [--core-only])" >&2; exit 2 ;;
-esac
+build_root=build
+extra_options=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --core-only) core_only=true; shift ;;
+        --build-root) [ $# -ge 2 ] || { usage >&2; exit 2; }; build_root=$2; shift 2 ;;
+        --meson-option) [ $# -ge 2 ] || { usage >&2; exit 2; }; extra_options+=("$2"); shift 2 ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "test.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+done
 
 passed=0
 failed=0
 
-# setup DIR [meson options...]: configures DIR once, reconfigures if it exists.
+# fail STEP LOG: counts one failure and shows the step's log.
+fail() {
+    echo "FAILED: $1"
+    [ -f "$2" ] && { echo "--- $2 (last 60 lines)"; tail -60 "$2"; echo "---"; }
+    failed=$((failed + 1))
+}
+
+# setup DIR [meson options...]: configures DIR once, reconfigures it later.
 setup() {
     local dir=$1
     shift
+    local log=$dir.setup.log
+    local options=(-Dwerror=true "$@" "${extra_options[@]}")
     if [ -f "$dir/build.ninja" ]; then
-        meson configure "$dir" -Dwerror=true "$@" >/dev/null
+        meson configure "$dir" "${options[@]}" >"$log" 2>&1
     else
-        meson setup "$dir" -Dwerror=true "$@" >/dev/null
-    fi
+        meson setup "$dir" "${options[@]}" >"$log" 2>&1
+    fi || { fail "meson setup of $dir" "$log"; return 1; }
 }
 
-# check DIR [meson test options...]: builds and runs, adds to the tallies.
-check() {
-    local dir=$1
-    shift
-    echo "=== $dir: meson test $*"
-    if ! ninja -C "$dir" >"$dir.build.log" 2>&1; then
-        cat "$dir.build.log"
-        echo "FAILED: build of $dir"
-        failed=$((failed + 1))
-        return
-    fi
-    meson test -C "$dir" --print-errorlogs "$@"
-    local tally
-    tally=($(python3 - "$dir/meson-logs/testlog.json" <<'PY'
-# Counts GoogleTest cases one by one, and any other test as one.
+# tally LOG: "passed failed" from a meson testlog.json.
+tally() {
+    python3 - "$1" <<'PY'
 import json, re, sys
 passed = failed = 0
 for line in open(sys.argv[1]):
@@ -63,26 +75,41 @@ for line in open(sys.argv[1]):
         failed += not good
 print(passed, failed)
 PY
-    ))
-    passed=$((passed + tally[0]))
-    failed=$((failed + tally[1]))
 }
 
-mkdir -p build
+# check DIR [meson test options...]: builds and runs, adds to the tallies.
+check() {
+    local dir=$1
+    shift
+    echo "=== $dir: meson test $*"
+    ninja -C "$dir" >"$dir.build.log" 2>&1 || { fail "build of $dir" "$dir.build.log"; return; }
+    local testlog=$dir/meson-logs/testlog.json
+    rm -f "$testlog"
+    meson test -C "$dir" --print-errorlogs "$@"
+    local counts
+    if [ ! -s "$testlog" ] || ! counts=($(tally "$testlog")) || [ ${#counts[@]} -ne 2 ]; then
+        fail "meson test in $dir wrote no readable $testlog" "$dir/meson-logs/testlog.txt"
+        return
+    fi
+    passed=$((passed + counts[0]))
+    failed=$((failed + counts[1]))
+}
+
+mkdir -p "$build_root" || { echo "test.sh: cannot create $build_root" >&2; exit 2; }
 ompi_cache=
 if [ "$core_only" = false ]; then
     echo "=== Open MPI 4.1.4 with SPC (ompi_patches/build_ompi.sh spc)"
-    if ompi_patches/build_ompi.sh spc >/dev/null; then
-        ompi_cache=${SPC_CACHE:-/var/cache/ompi-spc}
+    if ompi_patches/build_ompi.sh spc >"$build_root/ompi.log" 2>&1; then
+        ompi_cache=$(ompi_patches/build_ompi.sh --where)
     else
-        echo "FAILED: the Open MPI build"
-        failed=$((failed + 1))
+        fail "the Open MPI build" "$build_root/ompi.log"
     fi
 fi
-setup build/release -Dompi_cache="$ompi_cache" && check build/release
-setup build/tsan -Dbuildtype=debugoptimized -Db_sanitize=thread && check build/tsan --suite concurrent
-setup build/asan -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false &&
-    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 check build/asan --suite unit --suite concurrent
+setup "$build_root/release" -Dompi_cache="$ompi_cache" && check "$build_root/release"
+setup "$build_root/tsan" -Dbuildtype=debugoptimized -Db_sanitize=thread &&
+    check "$build_root/tsan" --suite concurrent
+setup "$build_root/asan" -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false &&
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 check "$build_root/asan" --suite unit --suite concurrent
 
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
