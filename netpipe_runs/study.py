@@ -1,22 +1,49 @@
-"""What the overhead study compares, and how to run an MPI program in one of
-its configurations: the one list every study script uses.
-
-A configuration is an Open MPI build of ompi_patches/build_ompi.sh plus the
-counters mpi_spc_attach turns on from MPI_Init.  A transport is the BTL pair
-and its stand-in for the paper's cases (seed 004, section 5): vader between
-the two cores is "Core"; tcp over loopback stands in for "Node".  "Socket"
-cannot run here: the machine has one socket."""
+"""What the overhead study compares (Open MPI builds, counter configurations,
+transports) and how to run an MPI program in one of them: the one list every
+study driver uses, and the project's contracts they read instead of copying."""
 import json
 import os
+import re
 import subprocess
-import sys
 from typing import NamedTuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD_OMPI = os.path.join(REPO, "ompi_patches", "build_ompi.sh")
+# Names of the catalogue's counters as mpi_spc_attach and the finalize dump
+# spell them (upstream's attach parser wants the full name).
+COUNTER_PREFIX = "OMPI_SPC_"
+# The variable every run of a campaign gets, of a length drawn per run, so
+# that the stack and environment of the ranks start at another place (layout
+# randomisation); mpirun forwards it to the ranks.
+ENV_PAD_VARIABLE = "SPC_ENV_PAD"
+
+
+def read_lines(path):
+    """The lines of a list file, without blank lines and # comments."""
+    with open(path) as f:
+        return [line.strip() for line in f if line.strip() and not line.lstrip().startswith("#")]
+
+
+def read_env_file(path):
+    """KEY=VALUE lines of an environment file."""
+    return dict(line.split("=", 1) for line in read_lines(path))
+
+
+def bench_exit_codes(header=os.path.join(REPO, "bench", "mpi_bench.h")):
+    """The benchmarks' exit statuses, {"OK": 0, "CHECK_FAILED": 3, ...}, read
+    from the lines "BENCH_EXIT_<NAME> = <n>," of enum bench_exit."""
+    with open(header) as f:
+        codes = {m.group(1): int(m.group(2))
+                 for m in re.finditer(r"^\s*BENCH_EXIT_(\w+)\s*=\s*(\d+)\s*,", f.read(), re.M)}
+    if not codes:
+        raise ValueError(f"no BENCH_EXIT_<NAME> = <n>, lines in {header}")
+    return codes
+
 
 # Table 4 of seed 004: the counters NetPIPE's ping-pong touches.
-TABLE4 = ("SEND", "RECV", "BYTES_RECEIVED_USER", "BYTES_SENT_USER", "BYTES_GET", "UNEXPECTED",
-          "MATCH_TIME")
+TABLE4 = tuple(read_lines(os.path.join(REPO, "netpipe_runs", "table4.counters")))
+# What every mpirun of the project needs (Open MPI refuses root without it).
+MPI_ENV = read_env_file(os.path.join(REPO, "ompi_patches", "run_as_root.env"))
 
 # The counter sets the study turns on (section 5 of seed 004); ("all",) is
 # every counter.
@@ -29,6 +56,8 @@ COUNTER_SETS = {
 
 
 class Configuration(NamedTuple):
+    """An Open MPI build of ompi_patches/build_ompi.sh plus the counters
+    mpi_spc_attach turns on from MPI_Init."""
     name: str       # as tables and plots print it
     key: str        # file-name safe
     build: str      # variant of ompi_patches/build_ompi.sh
@@ -46,9 +75,13 @@ CONFIGURATIONS = [
     Configuration("upstream, all on", "upstream-all", "upstream", COUNTER_SETS["all"]),
 ]
 BASELINE = CONFIGURATIONS[0]
+VARIANTS = tuple(dict.fromkeys(c.build for c in CONFIGURATIONS))
 
 
 class Transport(NamedTuple):
+    """A BTL pair and the case of the paper (seed 004, section 5) it stands
+    for: vader between the two cores is "Core"; tcp over loopback stands in
+    for "Node".  "Socket" cannot run here: the machine has one socket."""
     name: str
     btl: str
     paper_case: str
@@ -59,38 +92,52 @@ TRANSPORTS = [
     Transport("tcp", "self,tcp", "Node (stood in for by TCP over loopback)"),
 ]
 
-MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+def _pick(kind, name, choices, key):
+    for choice in choices:
+        if key(choice) == name:
+            return choice
+    raise SystemExit(f"unknown {kind} '{name}'; choose from: {', '.join(key(c) for c in choices)}")
 
 
 def configuration(key):
-    for config in CONFIGURATIONS:
-        if config.key == key:
-            return config
-    sys.exit(f"unknown configuration '{key}'; choose from: {', '.join(c.key for c in CONFIGURATIONS)}")
+    return _pick("configuration", key, CONFIGURATIONS, lambda c: c.key)
 
 
 def transport(name):
-    for candidate in TRANSPORTS:
-        if candidate.name == name:
-            return candidate
-    sys.exit(f"unknown transport '{name}'; choose from: {', '.join(t.name for t in TRANSPORTS)}")
+    return _pick("transport", name, TRANSPORTS, lambda t: t.name)
 
 
 def attach_list(config):
-    """mpi_spc_attach's value; full OMPI_SPC_ names, which upstream needs."""
+    """mpi_spc_attach's value; full counter names, which upstream needs."""
     if config.counters in ((), ("all",)):
         return ",".join(config.counters)
-    return ",".join("OMPI_SPC_" + name for name in config.counters)
+    return ",".join(COUNTER_PREFIX + name for name in config.counters)
 
 
-def build(variant):
-    """Prefix of the cached Open MPI build VARIANT, built first if needed."""
-    print(f"== Open MPI build '{variant}' (cached by content hash)", flush=True)
-    result = subprocess.run([os.path.join(REPO, "ompi_patches", "build_ompi.sh"), variant],
-                            stdout=subprocess.PIPE, text=True)
-    if result.returncode != 0:
-        sys.exit(f"the Open MPI build '{variant}' failed (see the messages above)")
+class BuildUnavailable(Exception):
+    pass
+
+
+def build(variant, cached=False):
+    """Prefix of the cached Open MPI build VARIANT.  cached=False builds it
+    first if needed; cached=True takes it only if it exists and is current
+    (build_ompi.sh --cached), and never starts a build."""
+    mode = ["--cached"] if cached else []
+    print(f"== Open MPI build '{variant}' ({'cached or fail' if cached else 'cached by content hash'})",
+          flush=True)
+    result = subprocess.run([BUILD_OMPI] + mode + [variant], stdout=subprocess.PIPE, text=True)
+    if result.returncode != 0 or not result.stdout.strip():
+        raise BuildUnavailable(f"the Open MPI build '{variant}' is "
+                               + ("not current (see the message above)" if cached
+                                  else "unusable: its build failed (see the messages above)"))
     return result.stdout.strip().splitlines()[-1]
+
+
+def cache_folder():
+    """Where build_ompi.sh keeps its builds (and NetPIPE's are cached)."""
+    return subprocess.run([BUILD_OMPI, "--where"], check=True, stdout=subprocess.PIPE,
+                          text=True).stdout.strip()
 
 
 def build_info(prefix):
@@ -101,28 +148,33 @@ def build_info(prefix):
 def mpirun(prefix, config, transport_, ranks=2, bind_to="core"):
     """The mpirun command line (without the program) of a configuration."""
     command = [os.path.join(prefix, "bin", "mpirun"), "-np", str(ranks), "--bind-to", bind_to,
-               "--mca", "btl", transport_.btl]
+               "--mca", "btl", transport_.btl, "-x", ENV_PAD_VARIABLE]
     attach = attach_list(config)
     if attach:
         command += ["--mca", "mpi_spc_attach", attach]
     return command
 
 
-def environment():
-    return dict(os.environ, **MPI_ENV)
+def environment(pad=0, **extra):
+    """The environment of an mpirun: ours, MPI_ENV, the pad of PAD bytes."""
+    return dict(os.environ, **MPI_ENV, **{ENV_PAD_VARIABLE: "x" * pad}, **extra)
 
 
 def machine():
-    """What the results were measured on."""
+    """What the results were measured on, and the repository's state: dirty
+    means tracked files differ from the commit (a run's own untracked
+    outputs do not count)."""
     def first(path, key):
         try:
             with open(path) as f:
                 return next((line.split(":", 1)[1].strip() for line in f if line.startswith(key)), "?")
         except OSError:
             return "?"
+
+    def git(*args):
+        return subprocess.run(["git", "-C", REPO] + list(args), capture_output=True, text=True).stdout
+
+    changed = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
     return {"cpu": first("/proc/cpuinfo", "model name"), "cores": os.cpu_count(),
-            "kernel": os.uname().release,
-            "commit": subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True,
-                                     text=True).stdout.strip() or "unknown",
-            "dirty": bool(subprocess.run(["git", "-C", REPO, "status", "--porcelain"],
-                                         capture_output=True, text=True).stdout.strip())}
+            "kernel": os.uname().release, "commit": git("rev-parse", "HEAD").strip() or "unknown",
+            "dirty": bool(changed), "changed_files": changed[:20]}

@@ -1,0 +1,605 @@
+"""A planned, interleaved, resumable campaign of MPI runs, and the one record
+format of its results: the toolkit every study driver is built on.
+
+    items = [campaign.Item("ours-all-T8", "spc", {"configuration": "ours-all", "threads": 8})]
+    builds = campaign.resolve_builds({"spc"}, cached=False)
+    with campaign.Campaign(out, "pairwise", builds, items, rounds=3, seed=None,
+                           settings={"threads": [8]}) as c:
+        for run in c.pending():
+            c.execute(run, command, timeout=90, judge=campaign.bench_judge)
+
+A campaign folder holds meta.json (settings, seed, plan, builds, machine),
+runs.jsonl (one JSON record per finished run, see Campaign.execute) and raw/
+(each run's stdout, stderr and other files), which becomes raw.tar.xz once
+every planned run is recorded (pack()); read_records() and RawFiles read
+either form.  Run the same command with the same folder again to resume: the
+recorded runs are skipped, the seed and plan are the recorded ones."""
+import datetime
+import gzip
+import io
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from typing import NamedTuple
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import study  # noqa: E402
+
+RECORDS = "runs.jsonl"
+ARCHIVE = "raw.tar.xz"
+PAD_LIMIT = 4096        # pads are 0 .. PAD_LIMIT - 1 bytes
+GZIP_RECORDS_OVER = 1 << 20  # pack() compresses a larger runs.jsonl
+
+
+def utc_now():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def utc_stamp():
+    """The UTC time as results folders are named: 20261123T172029Z."""
+    return utc_now().strftime("%Y%m%dT%H%M%SZ")
+
+
+# --- the plan -----------------------------------------------------------------
+
+class Item(NamedTuple):
+    """One thing to run once per round."""
+    name: str          # unique within a round and file-name safe, e.g. "ours-all-T8"
+    build: str         # the Open MPI build (variant) it runs in
+    fields: dict       # recorded with each of its runs: configuration, transport, ...
+    block: str = ""    # items of one block run together, blocks in the order given
+    kind: str = ""     # runs of one kind take about as long (time left)
+
+
+class Run(NamedTuple):
+    index: int         # 1-based position in the whole plan
+    round: int         # 1-based
+    position: int      # 1-based position within its block of the round
+    item: Item
+
+    @property
+    def key(self):
+        """The run's name in records and file names: r01-ours-all-T8."""
+        return f"r{self.round:02d}-{self.item.name}"
+
+
+def interleave(items, rounds, seed):
+    """The plan: every item once per round, each block of a round in an order
+    shuffled from SEED, so drift falls on all items alike."""
+    names = [item.name for item in items]
+    if len(set(names)) != len(names):
+        raise ValueError(f"item names repeat: {sorted({n for n in names if names.count(n) > 1})}")
+    rng = random.Random(seed)
+    blocks = {}
+    for item in items:
+        blocks.setdefault(item.block, []).append(item)
+    plan = []
+    for round_ in range(1, rounds + 1):
+        for members in blocks.values():
+            for position, item in enumerate(rng.sample(members, len(members)), 1):
+                plan.append(Run(len(plan) + 1, round_, position, item))
+    return plan
+
+
+def pad_length(seed, key, env_pad):
+    """Bytes of environment pad for the run KEY: drawn from (SEED, KEY) when
+    ENV_PAD is True, so a resumed run gets the same; ENV_PAD itself when it
+    is a number."""
+    if env_pad is True:
+        return random.Random(f"{seed}/{key}").randrange(PAD_LIMIT)
+    return int(env_pad)
+
+
+# --- builds -------------------------------------------------------------------
+
+class Build(NamedTuple):
+    variant: str
+    prefix: str
+    content_hash: str
+    info: dict
+
+
+class BuildReplaced(Exception):
+    pass
+
+
+def built_hash(prefix):
+    """The content hash of the build now in PREFIX (None while it is rebuilt)."""
+    try:
+        with open(os.path.join(prefix, ".built")) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def resolve_builds(variants, cached=False):
+    """{variant: Build}, each build's prefix and content hash taken once, at
+    the campaign's start; exits with the reason if one is unusable."""
+    builds = {}
+    for variant in sorted(set(variants)):
+        try:
+            prefix = study.build(variant, cached=cached)
+            info = study.build_info(prefix)
+        except (study.BuildUnavailable, OSError, ValueError) as error:
+            sys.exit(f"campaign: {error}")
+        builds[variant] = Build(variant, prefix, info["content_hash"], info)
+    return builds
+
+
+def compile_programs(out, builds, source):
+    """bench/SOURCE compiled by each build's own mpicc into OUT/bin/:
+    {variant: program}; exits with the compiler's message on failure."""
+    folder = os.path.join(out, "bin")
+    os.makedirs(folder, exist_ok=True)
+    programs = {}
+    for variant, build in builds.items():
+        programs[variant] = os.path.join(folder, f"{os.path.splitext(source)[0]}-{variant}")
+        command = [os.path.join(build.prefix, "bin", "mpicc"), "-std=c11", "-O2", "-Wall", "-pthread",
+                   os.path.join(study.REPO, "bench", source), "-o", programs[variant]]
+        result = subprocess.run(command, capture_output=True, text=True)
+        with open(os.path.join(folder, "compile.log"), "a") as f:
+            f.write("$ " + " ".join(command) + "\n" + result.stdout + result.stderr)
+        if result.returncode != 0:
+            sys.exit(f"campaign: compiling {source} with {command[0]} failed:\n{result.stderr}")
+    return programs
+
+
+# --- running one command ------------------------------------------------------
+
+def _proc_stats():
+    """(pid, ppid, session) of every live (not zombie) process, from /proc."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()  # after "pid (comm)": state ppid pgrp session
+            except (OSError, IndexError):
+                continue
+            if fields[0] != "Z":
+                yield int(entry), int(fields[1]), int(fields[3])
+
+
+def tree(pid):
+    """PID's descendants and every process of the session PID leads: what a
+    command started in a session of its own has started (Open MPI gives each
+    rank a process group of its own; a rank whose mpirun died keeps the
+    session but loses its parent)."""
+    stats = list(_proc_stats())
+    children = {}
+    for child, parent, _ in stats:
+        children.setdefault(parent, []).append(child)
+    found, todo = {p for p, _, session in stats if session == pid and p != pid}, [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return sorted(found)
+
+
+def end_tree(proc, grace=10.0):
+    """Ends PROC and everything it started: SIGTERM to its process group
+    first (mpirun takes its ranks down and reaps them), then, GRACE seconds
+    later, SIGKILL by id to whatever of the tree is left."""
+    below = tree(proc.pid)
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    for _ in range(100):
+        alive = {pid for pid, _, _ in _proc_stats()}
+        left = [pid for pid in (set(below) | set(tree(proc.pid))) & alive]
+        if proc.poll() is None:
+            left.append(proc.pid)
+        if not left:
+            break
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.poll()
+        time.sleep(0.05)
+    proc.wait()
+
+
+def run_tree(command, env, timeout, stdout_path, stderr_path, watch=None, grace=10.0):
+    """Runs COMMAND in a session of its own, stdout and stderr into files;
+    calls WATCH(stderr so far) about once a second.  Returns (exit status,
+    or None if it ran past TIMEOUT seconds and was ended, seconds).  On a
+    timeout or Ctrl-C the whole process tree is ended (end_tree), and so is
+    anything the command left behind when it exited."""
+    started = time.monotonic()
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        proc = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env,
+                                start_new_session=True)
+    try:
+        while True:
+            left = started + timeout - time.monotonic()
+            try:
+                returncode = proc.wait(timeout=max(0.0, min(1.0, left)))
+                break
+            except subprocess.TimeoutExpired:
+                if left <= 1.0 and time.monotonic() >= started + timeout:
+                    end_tree(proc, grace)
+                    returncode = None
+                    break
+                if watch:
+                    with open(stderr_path, errors="replace") as f:
+                        watch(f.read())
+    except KeyboardInterrupt:
+        end_tree(proc, grace)
+        raise
+    if tree(proc.pid):
+        end_tree(proc, grace)
+    return returncode, time.monotonic() - started
+
+
+# --- judging a run ------------------------------------------------------------
+
+def exit_judge(returncode, stdout, stderr):
+    """ok on exit status 0."""
+    return ("ok", "", None) if returncode == 0 else ("failed", f"exit status {returncode}", None)
+
+
+def result_line(stdout):
+    """The program's JSON line (the first line that parses as a JSON object)."""
+    for line in stdout.splitlines():
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                continue
+    return None
+
+
+def bench_judge(returncode, stdout, stderr):
+    """A bench/ MPI program: its JSON line is the result, its exit status
+    (bench/mpi_bench.h, enum bench_exit) the verdict."""
+    codes = study.bench_exit_codes()
+    result = result_line(stdout)
+    statuses = {codes["OK"]: "ok", codes["CHECK_FAILED"]: "check-failed",
+                codes["NOT_APPLICABLE"]: "not-applicable"}
+    if result is not None and returncode in statuses:
+        return statuses[returncode], "", result
+    reason = f"exit status {returncode}" + ("" if result is not None else ", no JSON line")
+    return "failed", reason, result
+
+
+# --- records and raw files ----------------------------------------------------
+
+def read_records(folder):
+    """The records of a campaign folder (runs.jsonl, or runs.jsonl.gz)."""
+    path = os.path.join(folder, RECORDS)
+    if os.path.exists(path):
+        f = open(path)
+    elif os.path.exists(path + ".gz"):
+        f = gzip.open(path + ".gz", "rt")
+    else:
+        return []
+    with f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+class RawFiles:
+    """The raw files of a campaign folder by their recorded path (raw/...):
+    from the folder when there, else from raw.tar.xz."""
+
+    def __init__(self, folder):
+        self.folder, self._archive = folder, None
+
+    def read(self, path):
+        if os.path.exists(os.path.join(self.folder, path)):
+            with open(os.path.join(self.folder, path), "rb") as f:
+                return f.read().decode(errors="replace")
+        if self._archive is None:
+            self._archive = {}
+            archive = os.path.join(self.folder, ARCHIVE)
+            if os.path.exists(archive):
+                with tarfile.open(archive, "r:xz") as tar:
+                    for member in tar:
+                        if member.isfile():
+                            self._archive[member.name] = tar.extractfile(member).read()
+        if path not in self._archive:
+            raise FileNotFoundError(f"{path}: neither in {self.folder} nor in its {ARCHIVE}")
+        return self._archive[path].decode(errors="replace")
+
+
+def pack(folder):
+    """Moves raw/ into raw.tar.xz (adding to one already there), drops empty
+    files, and gzips a runs.jsonl larger than 1 MiB: what a finished
+    campaign keeps."""
+    raw = os.path.join(folder, "raw")
+    archive = os.path.join(folder, ARCHIVE)
+    if os.path.isdir(raw):
+        files = {}
+        if os.path.exists(archive):
+            with tarfile.open(archive, "r:xz") as tar:
+                files = {m.name: (m, tar.extractfile(m).read()) for m in tar if m.isfile()}
+        for base, _, names in os.walk(raw):
+            for name in names:
+                path = os.path.join(base, name)
+                if os.path.getsize(path):
+                    relative = os.path.relpath(path, folder)
+                    with open(path, "rb") as f:
+                        files[relative] = (None, f.read())
+        if files:
+            with tarfile.open(archive + ".tmp", "w:xz") as tar:
+                for relative in sorted(files):
+                    member, data = files[relative]
+                    info = member or tarfile.TarInfo(relative)
+                    info.size = len(data)
+                    if member is None:
+                        info.mtime = int(os.path.getmtime(os.path.join(folder, relative)))
+                    tar.addfile(info, io.BytesIO(data))
+            os.replace(archive + ".tmp", archive)
+        shutil.rmtree(raw)
+    records = os.path.join(folder, RECORDS)
+    if os.path.exists(records) and os.path.getsize(records) > GZIP_RECORDS_OVER:
+        with open(records, "rb") as f, gzip.open(records + ".gz", "wb") as g:
+            shutil.copyfileobj(f, g)
+        os.remove(records)
+
+
+# --- the campaign -------------------------------------------------------------
+
+def add_arguments(parser, timeout, out_hint):
+    """The options every driver has: --out, --seed, --timeout, --cached."""
+    parser.add_argument("--out", help=f"results folder (default {out_hint}); an unfinished "
+                        "campaign's folder resumes it")
+    parser.add_argument("--seed", type=int, help="seed of the per-round order and the environment pads "
+                        "(default: from the clock; a resumed campaign keeps its own)")
+    parser.add_argument("--timeout", type=float, default=timeout,
+                        help="seconds per mpirun before its whole process tree is ended "
+                             + (f"({timeout:g})" if timeout else "(default: the profile's)"))
+    parser.add_argument("--cached", action="store_true",
+                        help="use the Open MPI builds only if they are built and current "
+                             "(build_ompi.sh --cached); never start a build")
+
+
+def output_folder(out, kind):
+    """--out, or results/KIND/<UTC time>; created, and checked writable."""
+    folder = os.path.abspath(out or os.path.join(study.REPO, "results", kind, utc_stamp()))
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, ".writable"), "w"):
+            pass
+        os.remove(os.path.join(folder, ".writable"))
+    except OSError as error:
+        sys.exit(f"campaign: cannot write the results folder {folder}: {error.strerror}")
+    return folder
+
+
+class Progress:
+    """One line per run (the running one rewritten in place on a terminal),
+    with done/total and the time left: runs to go times the mean duration
+    of their kind."""
+
+    def __init__(self, total, done):
+        self.total, self.done, self.durations = total, done, {}
+        self.tty = sys.stdout.isatty()
+
+    def left(self, remaining_kinds, kind=None, running_for=0.0):
+        every = [d for ds in self.durations.values() for d in ds]
+        if not every:
+            return None
+
+        def mean(k):
+            ds = self.durations.get(k) or every
+            return sum(ds) / len(ds)
+        return sum(mean(k) for k in remaining_kinds) + (max(0.0, mean(kind) - running_for) if kind is not None
+                                                         else 0.0)
+
+    @staticmethod
+    def human(seconds):
+        if seconds is None:
+            return ""
+        return f", about {seconds / 60:.1f} min left" if seconds >= 120 else f", about {seconds:.0f} s left"
+
+    def show(self, line, final=False):
+        if self.tty:
+            sys.stdout.write("\r\033[K" + line + ("\n" if final else ""))
+            sys.stdout.flush()
+        elif final:
+            print(line, flush=True)
+
+
+class Campaign:
+    """Runs of ITEMS in ROUNDS interleaved rounds in the BUILDS resolved at
+    its start, recorded in OUT.  SETTINGS (JSON) are what the driver was
+    asked for: a folder holding a campaign of other settings is refused, one
+    of the same settings resumed.  ENV_PAD: True gives every run a pad of a
+    length drawn from the seed and its key; a number, that fixed length."""
+
+    def __init__(self, out, kind, builds, items, rounds, seed=None, settings=None, env_pad=True):
+        self.out, self.kind, self.builds, self.env_pad = out, kind, builds, env_pad
+        self.settings = json.loads(json.dumps(settings or {}))
+        os.makedirs(os.path.join(out, "raw"), exist_ok=True)
+        self.meta_path = os.path.join(out, "meta.json")
+        old = None
+        if os.path.exists(self.meta_path):
+            with open(self.meta_path) as f:
+                old = json.load(f)
+            if seed is None:
+                seed = old.get("seed")
+            differ = {k: (old.get(k), v) for k, v in (("kind", kind), ("rounds", rounds), ("seed", seed),
+                                                       ("settings", self.settings), ("env_pad", env_pad))
+                      if old.get(k) != v}
+            if differ:
+                sys.exit(f"campaign: {out} holds a {old.get('kind')} campaign of other settings "
+                         f"({', '.join(f'{k}: {a!r} there, {b!r} now' for k, (a, b) in differ.items())}); "
+                         "choose another --out, or run its own command to resume it")
+        self.seed = seed if seed is not None else int(time.time() * 1000) % 2**31
+        self.plan = interleave(items, rounds, self.seed)
+        self.records = read_records(out)
+        done_hashes = {(r["build"], r.get("build_hash")) for r in self.records}
+        for variant, recorded in sorted(done_hashes):
+            if variant in builds and recorded != builds[variant].content_hash:
+                sys.exit(f"campaign: {out} holds runs of build '{variant}' {recorded}, which is now "
+                         f"{builds[variant].content_hash}; builds are never mixed in one campaign: "
+                         "choose another --out")
+        self.machine = study.machine()
+        self.meta = old or {"kind": kind, "command": " ".join(sys.argv), "cwd": os.getcwd(),
+                            "started": utc_now().isoformat(timespec="seconds"), "finished": None,
+                            "rounds": rounds, "seed": self.seed, "env_pad": env_pad,
+                            "settings": self.settings, "plan": [run.key for run in self.plan],
+                            "builds": {v: dict(b.info, prefix=b.prefix) for v, b in builds.items()},
+                            "machine": self.machine, "mpi_env": study.MPI_ENV,
+                            "python": sys.version.split()[0], "sessions": []}
+        self.meta["seed"] = self.seed
+        self.meta["sessions"].append({"started": utc_now().isoformat(timespec="seconds"),
+                                      "command": " ".join(sys.argv), "machine": self.machine,
+                                      "resumed_after": len(self.records)})
+        self.meta["interrupted"] = False
+        self.save_meta()
+        done = {r["key"] for r in self.records}
+        self.todo = [run for run in self.plan if run.key not in done]
+        self.progress = Progress(len(self.plan), len(self.plan) - len(self.todo))
+        if done:
+            print(f"== resuming {out}: {len(self.plan) - len(self.todo)} of {len(self.plan)} runs recorded",
+                  flush=True)
+
+    # -- bookkeeping
+
+    def save_meta(self):
+        with open(self.meta_path + ".tmp", "w") as f:
+            json.dump(self.meta, f, indent=1)
+        os.replace(self.meta_path + ".tmp", self.meta_path)
+
+    def note(self, **entries):
+        """Adds ENTRIES (JSON) to meta.json."""
+        self.meta.update(json.loads(json.dumps(entries)))
+        self.save_meta()
+
+    def __enter__(self):
+        def interrupt(signum, frame):
+            raise KeyboardInterrupt
+        self._old_term = signal.signal(signal.SIGTERM, interrupt)  # a kill is a Ctrl-C: record kept
+        return self
+
+    def __exit__(self, kind, error, tb):
+        signal.signal(signal.SIGTERM, self._old_term)
+        self.meta["interrupted"] = kind is not None
+        self.meta["finished"] = utc_now().isoformat(timespec="seconds")
+        self.meta["sessions"][-1]["finished"] = self.meta["finished"]
+        self.save_meta()
+        recorded = {r["key"] for r in read_records(self.out)}
+        complete = all(run.key in recorded for run in self.plan)
+        if complete:
+            pack(self.out)
+        statuses = {}
+        for record in read_records(self.out):
+            statuses[record["status"]] = statuses.get(record["status"], 0) + 1
+        print(f"== {self.kind}: {len(recorded)} of {len(self.plan)} runs recorded ("
+              + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) + ")"
+              + ("" if complete else f"; run the same command again to resume in {self.out}"), flush=True)
+        if kind is KeyboardInterrupt:
+            print("\n== interrupted; what ran so far is recorded", flush=True)
+            sys.exit(130)
+        if kind is BuildReplaced:
+            sys.exit(f"campaign: {error}; stopped. The runs so far are in {self.out}/{RECORDS}.")
+        return False
+
+    # -- runs
+
+    def pending(self):
+        """The planned runs not yet recorded, in plan order."""
+        return list(self.todo)
+
+    def check_build(self, variant):
+        now = built_hash(self.builds[variant].prefix)
+        if now != self.builds[variant].content_hash:
+            raise BuildReplaced(f"the Open MPI build '{variant}' in {self.builds[variant].prefix} was replaced "
+                                f"under this campaign (content hash {self.builds[variant].content_hash} at its "
+                                f"start, {now or 'none: being rebuilt'} now)")
+
+    def path(self, run, suffix):
+        """raw/<key><suffix> inside the campaign folder, for a run's own files."""
+        return os.path.join(self.out, "raw", run.key + suffix)
+
+    def execute(self, run, command, timeout, judge=exit_judge, env=None, watch=None, outputs=None,
+                label=None):
+        """Runs COMMAND for RUN and appends its record to runs.jsonl:
+
+          key, index, round, position, build, build_hash, the item's fields,
+          env_pad (bytes), started (UTC), seconds, load_before (1-minute load
+          average), machine, command, returncode, status, reason, result,
+          stdout/stderr (raw/ paths, null when empty), outputs ({name: raw/
+          path} of other files it wrote), and stderr_tail when not ok.
+
+        status is "timeout" past TIMEOUT seconds, else the first of JUDGE(
+        returncode, stdout, stderr) -> (status, reason, result).  ENV adds to
+        study.environment(); WATCH(stderr so far) -> a text shown beside the
+        progress line.  Stops the campaign (BuildReplaced) when the run's build
+        is not the one it started with, before or after the run."""
+        item = run.item
+        self.check_build(item.build)
+        pad = pad_length(self.seed, run.key, self.env_pad)
+        head = f"[{self.progress.done + 1}/{self.progress.total}] {label or run.key}"
+        remaining = [r.item.kind for r in self.todo if r.index > run.index]
+        clock = time.monotonic()
+
+        def show(detail=""):
+            left = self.progress.left(remaining, item.kind, time.monotonic() - clock)
+            self.progress.show(head + (f": {detail}" if detail else "") + Progress.human(left))
+
+        def watcher(text):
+            show(watch(text) if watch else "")
+        show()
+        started, load = utc_now(), os.getloadavg()[0]
+        stdout_path, stderr_path = self.path(run, ".out"), self.path(run, ".err")
+        returncode, seconds = run_tree(command, study.environment(pad, **(env or {})), timeout, stdout_path,
+                                       stderr_path, watcher)
+        with open(stdout_path, errors="replace") as f:
+            stdout = f.read()
+        with open(stderr_path, errors="replace") as f:
+            stderr = f.read()
+        if returncode is None:
+            status, reason, result = "timeout", f"no end after {timeout:g} s; its process tree was ended", None
+        else:
+            status, reason, result = judge(returncode, stdout, stderr)
+        replaced = built_hash(self.builds[item.build].prefix) != self.builds[item.build].content_hash
+        if replaced:
+            status, reason = "build-replaced", "the Open MPI build was replaced while it ran"
+        files = {}
+        for name, path in (("stdout", stdout_path), ("stderr", stderr_path)):
+            if os.path.getsize(path):
+                files[name] = os.path.relpath(path, self.out)
+            else:
+                os.remove(path)
+                files[name] = None
+        record = dict(item.fields, key=run.key, index=run.index, round=run.round, position=run.position,
+                      build=item.build, build_hash=self.builds[item.build].content_hash, env_pad=pad,
+                      started=started.isoformat(timespec="seconds"), seconds=round(seconds, 3),
+                      load_before=load, machine=self.machine, command=command, returncode=returncode,
+                      status=status, reason=reason, result=result, **files,
+                      outputs={name: os.path.relpath(path, self.out) for name, path in (outputs or {}).items()})
+        if status != "ok":
+            record["stderr_tail"] = stderr[-4000:]
+        with open(os.path.join(self.out, RECORDS), "a") as f:
+            f.write(json.dumps(record) + "\n")
+        self.records.append(record)
+        self.todo = [r for r in self.todo if r.key != run.key]
+        self.progress.done += 1
+        self.progress.durations.setdefault(item.kind, []).append(seconds)
+        self.progress.show(f"{head}: {status}{' (' + reason + ')' if reason else ''} in {seconds:.1f} s"
+                           + Progress.human(self.progress.left(remaining)), final=True)
+        human = next((line[2:] for line in stdout.splitlines() if line.startswith("# ")), "")
+        if human and status in ("ok", "check-failed"):
+            print("    " + human, flush=True)  # a bench program's line for people
+        if status not in ("ok", "not-applicable") and stderr.strip():
+            print("    stderr: " + stderr.strip()[-600:].replace("\n", "\n    "), flush=True)
+        if replaced:
+            self.check_build(item.build)
+        return record
+
