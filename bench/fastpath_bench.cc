@@ -45,10 +45,10 @@ void update_on(benchmark::State &state, bool same)
     }
 }
 
-void BM_Update_On_Sharded(benchmark::State &state) { update_on<spc_sharded_add>(state, true); }
-void BM_Update_On_Atomic(benchmark::State &state) { update_on<spc_atomic_add>(state, true); }
-void BM_Update_On_Sharded_OwnCounter(benchmark::State &state) { update_on<spc_sharded_add>(state, false); }
-void BM_Update_On_Atomic_OwnCounter(benchmark::State &state) { update_on<spc_atomic_add>(state, false); }
+void BM_Update_On_Sharded(benchmark::State &state) { update_on<spc_sharded_add_>(state, true); }
+void BM_Update_On_Atomic(benchmark::State &state) { update_on<spc_atomic_add_>(state, true); }
+void BM_Update_On_Sharded_OwnCounter(benchmark::State &state) { update_on<spc_sharded_add_>(state, false); }
+void BM_Update_On_Atomic_OwnCounter(benchmark::State &state) { update_on<spc_atomic_add_>(state, false); }
 BENCHMARK(BM_Update_On_Sharded)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(BM_Update_On_Atomic)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(BM_Update_On_Sharded_OwnCounter)->Threads(2)->UseRealTime();
@@ -115,7 +115,7 @@ public:
     {
         for (int i = 0; i < n; ++i) {
             threads_.emplace_back([this] {
-                spc_sharded_add(OMPI_SPC_SEND, 1);
+                spc_sharded_add_(OMPI_SPC_SEND, 1);
                 std::unique_lock<std::mutex> lock(mutex_);
                 ++ready_;
                 changed_.notify_all();
@@ -148,7 +148,7 @@ private:
 // Argument: live threads with a shard, counting the benchmark's own thread.
 void BM_ReadAll(benchmark::State &state)
 {
-    spc_sharded_add(OMPI_SPC_SEND, 1);
+    spc_sharded_add_(OMPI_SPC_SEND, 1);
     ParkedThreads others(static_cast<int>(state.range(0)) - 1);
     uint64_t values[OMPI_SPC_NUM_COUNTERS];
     for (auto _ : state) {
@@ -161,7 +161,7 @@ BENCHMARK(BM_ReadAll)->Arg(1)->Arg(8)->Arg(64);
 
 void BM_ReadOne(benchmark::State &state)
 {
-    spc_sharded_add(OMPI_SPC_SEND, 1);
+    spc_sharded_add_(OMPI_SPC_SEND, 1);
     ParkedThreads others(static_cast<int>(state.range(0)) - 1);
     for (auto _ : state) {
         benchmark::DoNotOptimize(spc_read(OMPI_SPC_SEND));

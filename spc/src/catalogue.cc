@@ -26,35 +26,83 @@ int find_name(const Info (&table)[N], const char *name, std::string_view prefix)
     return -1;
 }
 
+// "spc_<id>" in lower case, or "spc" for the root, built at compile time.
+template <size_t N>
+struct CategoryName {
+    char text[N + 4] = {};
+    constexpr CategoryName(const char (&id)[N], bool root)
+    {
+        size_t out = 0;
+        for (char c : {'s', 'p', 'c', '_'}) {
+            text[out++] = c;
+        }
+        if (root) {
+            text[--out] = '\0';
+            return;
+        }
+        for (size_t i = 0; i + 1 < N; ++i) {
+            text[out++] = id[i] >= 'A' && id[i] <= 'Z' ? static_cast<char>(id[i] - 'A' + 'a') : id[i];
+        }
+    }
+};
+
+#define SPC_CATEGORY(id, parent, description) \
+    constexpr CategoryName<sizeof #id> category_name_##id{#id, SPC_CATEGORY_##id == SPC_CATEGORY_##parent};
+#define SPC_CALL(name, category, function)
+#define SPC_STAT(name, kind, unit, category, verbosity, description)
+#define SPC_WATERMARK(name, level, category, verbosity, description)
+#include "spc/catalogue.def"
+
+// Each counter's unit, so that a watermark can take its level's.
+constexpr spc_unit units[] = {
+#define SPC_CATEGORY(id, parent, description)
+#define SPC_CALL(name, category, function) SPC_UNIT_CALLS,
+#define SPC_STAT(name, kind, unit, category, verbosity, description) SPC_UNIT_##unit,
+#define SPC_WATERMARK(name, level, category, verbosity, description) SPC_UNIT_CALLS,
+#include "spc/catalogue.def"
+};
+
 }  // namespace
 
 extern "C" {
 
-const spc_category_info spc_categories[SPC_NUM_CATEGORIES] = {
-#define SPC_CATEGORY(id, parent, description) {#id, description, SPC_CATEGORY_##parent},
+const spc_category_info spc_category_infos[SPC_NUM_CATEGORIES] = {
+#define SPC_CATEGORY(id, parent, description) \
+    {category_name_##id.text, description, SPC_CATEGORY_##parent},
 #define SPC_CALL(name, category, function)
 #define SPC_STAT(name, kind, unit, category, verbosity, description)
 #define SPC_WATERMARK(name, level, category, verbosity, description)
 #include "spc/catalogue.def"
 };
 
-const spc_counter_info spc_counters[OMPI_SPC_NUM_COUNTERS] = {
+const spc_counter_info spc_counter_infos[OMPI_SPC_NUM_COUNTERS] = {
 #define SPC_CATEGORY(id, parent, description)
 #define SPC_CALL(name, category, function)                                          \
-    {"OMPI_SPC_" #name, "The number of times " function " was called.", SPC_KIND_COUNTER, \
+    {SPC_COUNTER_PREFIX #name, "The number of times " function " was called.", SPC_KIND_COUNTER, \
      SPC_UNIT_CALLS, SPC_CATEGORY_##category, SPC_VERBOSITY_USER_BASIC, -1},
 #define SPC_STAT(name, kind, unit, category, verbosity, description)               \
-    {"OMPI_SPC_" #name, description, SPC_KIND_##kind, SPC_UNIT_##unit,             \
+    {SPC_COUNTER_PREFIX #name, description, SPC_KIND_##kind, SPC_UNIT_##unit,             \
      SPC_CATEGORY_##category, SPC_VERBOSITY_##verbosity, -1},
 #define SPC_WATERMARK(name, level, category, verbosity, description)               \
-    {"OMPI_SPC_" #name, description, SPC_KIND_HIGHWATERMARK, SPC_UNIT_MESSAGES,    \
+    {SPC_COUNTER_PREFIX #name, description, SPC_KIND_HIGHWATERMARK, units[OMPI_SPC_##level], \
      SPC_CATEGORY_##category, SPC_VERBOSITY_##verbosity, OMPI_SPC_##level},
 #include "spc/catalogue.def"
 };
 
-int spc_counter_find(const char *name) { return find_name(spc_counters, name, "OMPI_SPC_"); }
+const char *spc_unit_name(spc_unit unit)
+{
+    switch (unit) {
+    case SPC_UNIT_CALLS: return "calls";
+    case SPC_UNIT_BYTES: return "bytes";
+    case SPC_UNIT_MESSAGES: return "messages";
+    case SPC_UNIT_MICROSECONDS: return "microseconds";
+    }
+    return "";
+}
 
-int spc_category_find(const char *name) { return find_name(spc_categories, name, "spc_"); }
+int spc_counter_find(const char *name) { return find_name(spc_counter_infos, name, SPC_COUNTER_PREFIX); }
+
+int spc_category_find(const char *name) { return find_name(spc_category_infos, name, "spc_"); }
 
 }  // extern "C"
 
@@ -66,7 +114,7 @@ bool category_contains(int ancestor, int category)
         if (category == ancestor) {
             return true;
         }
-        int parent = spc_categories[category].parent;
+        int parent = spc_category_infos[category].parent;
         if (parent == category) {
             return false;
         }

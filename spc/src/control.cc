@@ -67,10 +67,10 @@ std::string suggestion(std::string_view unknown)
             best = name;
         }
     };
-    for (const spc_counter_info &counter : spc_counters) {
-        consider(counter.name + std::strlen("OMPI_SPC_"));
+    for (const spc_counter_info &counter : spc_counter_infos) {
+        consider(counter.name + std::strlen(SPC_COUNTER_PREFIX));
     }
-    for (const spc_category_info &category : spc_categories) {
+    for (const spc_category_info &category : spc_category_infos) {
         consider(category.name);
     }
     return best;
@@ -80,11 +80,11 @@ std::string valid_choices()
 {
     std::string text = "Valid choices are \"all\"; a category: ";
     for (int id = 0; id < SPC_NUM_CATEGORIES; ++id) {
-        text += (id ? ", " : "") + std::string(spc_categories[id].name);
+        text += (id ? ", " : "") + std::string(spc_category_infos[id].name);
     }
     text += "; or a counter, with or without the OMPI_SPC_ prefix: ";
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        text += (id ? ", " : "") + std::string(spc_counters[id].name + std::strlen("OMPI_SPC_"));
+        text += (id ? ", " : "") + std::string(spc_counter_infos[id].name + std::strlen(SPC_COUNTER_PREFIX));
     }
     return text;
 }
@@ -110,9 +110,9 @@ AttachList parse_attach_list(std::string_view list)
         if (counter >= 0) {
             chosen[counter] = true;
         } else if (category >= 0 || upper(name) == "ALL") {
-            int root = category >= 0 ? category : SPC_CATEGORY_spc;
+            int root = category >= 0 ? category : SPC_CATEGORY_SPC;
             for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-                if (category_contains(root, spc_counters[id].category)) {
+                if (category_contains(root, spc_counter_infos[id].category)) {
                     chosen[id] = true;
                 }
             }
@@ -191,6 +191,17 @@ int spc_attach_parse(const char *list, unsigned char *chosen, char *message, siz
         message[n] = '\0';
     }
     return static_cast<int>(parsed.unknown.size());
+}
+
+const char *spc_attach_help(void)
+{
+    static const std::string help =
+        "Counters to turn on from MPI_Init (default: none; an MPI_T handle or PAPI also turns a "
+        "counter on while it reads it): a comma-separated list, in any case, of names. " +
+        valid_choices() + ". The category prefix spc_ is optional. A counter's MPI_T performance "
+        "variable is " SPC_PVAR_PREFIX SPC_COUNTER_PREFIX "<NAME>. An unknown name is reported once "
+        "at MPI_Init with the closest valid one; the other names still apply.";
+    return help.c_str();
 }
 
 int spc_attach(const char *list, char *message, size_t message_size)

@@ -19,7 +19,7 @@
 #include "internal.hpp"
 
 extern "C" {
-alignas(64) struct spc_shared_slot spc_shared[OMPI_SPC_NUM_COUNTERS];
+alignas(64) struct spc_shared_line spc_shared[OMPI_SPC_NUM_COUNTERS];
 alignas(64) unsigned char spc_enabled_flags[OMPI_SPC_NUM_COUNTERS];
 __thread uint64_t *spc_thread_shard __attribute__((tls_model("initial-exec"))) = nullptr;
 }
@@ -81,9 +81,9 @@ uint64_t summed(const Registry &r, int id)
 
 bool valid_id(int id) { return id >= 0 && id < OMPI_SPC_NUM_COUNTERS; }
 
-bool is_watermark(int id) { return valid_id(id) && spc_counters[id].kind == SPC_KIND_HIGHWATERMARK; }
+bool is_watermark(int id) { return valid_id(id) && spc_counter_infos[id].kind == SPC_KIND_HIGHWATERMARK; }
 
-spc_shared_slot &level_of(int watermark_id) { return spc_shared[spc_counters[watermark_id].level]; }
+spc_shared_line &level_of(int watermark_id) { return spc_shared[spc_counter_infos[watermark_id].level]; }
 
 int64_t load_signed(const int64_t *value) { return __atomic_load_n(value, __ATOMIC_RELAXED); }
 
@@ -126,7 +126,7 @@ uint64_t spc_read_raw(int id)
     if (!valid_id(id)) {
         return 0;
     }
-    switch (spc_counters[id].kind) {
+    switch (spc_counter_infos[id].kind) {
     case SPC_KIND_LEVEL:
         return load(&spc_shared[id].value);
     case SPC_KIND_HIGHWATERMARK:
@@ -162,7 +162,7 @@ size_t spc_read_all(uint64_t *values, size_t count)
         }
     }
     for (size_t id = 0; id < n; ++id) {
-        spc_kind kind = spc_counters[id].kind;
+        spc_kind kind = spc_counter_infos[id].kind;
         uint64_t raw = kind == SPC_KIND_LEVEL || kind == SPC_KIND_HIGHWATERMARK
                            ? spc_read_raw(static_cast<int>(id))
                            : sums[id];
@@ -176,7 +176,7 @@ int spc_watermark_slot_acquire(int watermark_id)
     if (!is_watermark(watermark_id)) {
         return SPC_ERR_BAD_ID;
     }
-    spc_shared_slot &level = level_of(watermark_id);
+    spc_shared_line &level = level_of(watermark_id);
     uint64_t in_use = __atomic_load_n(&level.reader_slots, __ATOMIC_RELAXED);
     for (;;) {
         int slot = 1;
@@ -211,7 +211,7 @@ int spc_watermark_slot_reset(int watermark_id, int slot)
     if (!slot_in_use(watermark_id, slot)) {
         return SPC_ERR_BAD_ID;
     }
-    spc_shared_slot &level = level_of(watermark_id);
+    spc_shared_line &level = level_of(watermark_id);
     __atomic_store_n(&level.high[slot], static_cast<int64_t>(load(&level.value)), __ATOMIC_RELAXED);
     return SPC_SUCCESS;
 }

@@ -82,7 +82,7 @@ double spc_ticks_per_second(void) { return static_cast<double>(ticks_per_second(
 
 uint64_t spc_convert(int id, uint64_t raw)
 {
-    if (id < 0 || id >= OMPI_SPC_NUM_COUNTERS || spc_counters[id].kind != SPC_KIND_TIMER) {
+    if (id < 0 || id >= OMPI_SPC_NUM_COUNTERS || spc_counter_infos[id].kind != SPC_KIND_TIMER) {
         return raw;
     }
     return spc::ticks_to_microseconds(raw, ticks_per_second());

@@ -15,7 +15,7 @@ std::vector<int> counters_in(spc_category_id category)
 {
     std::vector<int> ids;
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        if (spc::category_contains(category, spc_counters[id].category)) {
+        if (spc::category_contains(category, spc_counter_infos[id].category)) {
             ids.push_back(id);
         }
     }
@@ -54,7 +54,7 @@ TEST(AttachList, CategoriesExpandToTheirCounters)
     // The root takes its whole tree, as "all" does.
     auto everything = parse_attach_list("spc");
     EXPECT_EQ(everything.counters.size(), size_t{OMPI_SPC_NUM_COUNTERS});
-    EXPECT_EQ(everything.counters, counters_in(SPC_CATEGORY_spc));
+    EXPECT_EQ(everything.counters, counters_in(SPC_CATEGORY_SPC));
     EXPECT_EQ(parse_attach_list("spc_mpi_wait").counters.size(), 8u);
 
     auto mixed = parse_attach_list("spc_mpi_rma,BYTES_PUT");
@@ -145,6 +145,29 @@ TEST(AttachParse, ReportsTheChoiceWithoutEnabling)
     }
     EXPECT_EQ(spc_attach_parse(nullptr, chosen, nullptr, 0), 0);
     EXPECT_EQ(spc_attach_parse("all", nullptr, nullptr, 0), 0);
+}
+
+}  // namespace
+
+namespace {
+
+// The help text (ompi_info's description of mpi_spc_attach) names every
+// category and counter a user may write, and the variables' names.
+TEST(AttachHelp, NamesEveryChoice)
+{
+    std::string help = spc_attach_help();
+    EXPECT_NE(help.find("\"all\""), std::string::npos);
+    for (const spc_category_info &category : spc_category_infos) {
+        EXPECT_NE(help.find(category.name), std::string::npos) << category.name;
+    }
+    for (const spc_counter_info &counter : spc_counter_infos) {
+        std::string name = counter.name + std::string(SPC_COUNTER_PREFIX).size();
+        bool listed = help.find(" " + name + ",") != std::string::npos ||
+                      help.find(" " + name + ".") != std::string::npos;
+        EXPECT_TRUE(listed) << name;
+    }
+    EXPECT_NE(help.find("runtime_spc_OMPI_SPC_<NAME>"), std::string::npos);
+    EXPECT_EQ(help, spc_attach_help()) << "one text, built once";
 }
 
 }  // namespace

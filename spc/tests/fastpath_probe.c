@@ -22,7 +22,7 @@ void probe_level(int64_t delta) { SPC_LEVEL_ADD(OMPI_SPC_UNEXPECTED_IN_QUEUE, de
 void probe_atomic_mode(uint64_t n)
 {
     if (spc_enabled_(OMPI_SPC_SEND)) {
-        spc_atomic_add(OMPI_SPC_SEND, n);
+        spc_atomic_add_(OMPI_SPC_SEND, n);
     }
 }
 

@@ -1,24 +1,15 @@
 /*
- * Software-based performance counters (SPC) for Open MPI: the C interface.
+ * The C interface of the SPC core: the catalogue's ids, the update macros
+ * Open MPI's call sites use, and the functions readers call.
  *
- * Update macros (the fast path, used inside Open MPI):
  *   SPC_RECORD(id, n)                 add n to a COUNTER, AGGREGATE or TIMER
  *   SPC_USER_OR_MPI(tag, n, u, m)     add n to u if tag >= 0, else to m
  *   SPC_TIMER_START(id, &timer)       start timing into a TIMER counter
  *   SPC_TIMER_STOP(id, &timer)        stop and add the elapsed ticks
  *   SPC_LEVEL_ADD(id, delta)          move a LEVEL up or down
- * With SPC_ENABLE 0 each expands to ((void)0) and evaluates nothing.
- * Otherwise each is inline code: one branch on the counter's enabled flag,
- * then the update; no call, no lock, no division.
- *
- * Levels are the exception to "off costs a branch": a level is the length of
- * a queue, so it must see every insert and every removal to be right when a
- * reader turns it on later.  Levels (and the watermarks raised from them) are
- * therefore always maintained when SPC is compiled in.  They move only on the
- * unexpected and out-of-sequence paths.
- *
- * Everything else here (catalogue, enable control, reads) is ordinary
- * functions of libspc, declared whatever SPC_ENABLE says.
+ * Compiled out (SPC_ENABLE 0) each is ((void)0) and evaluates nothing;
+ * compiled in, inline code: one branch on the counter's enabled flag, then
+ * the update; no call, no lock, no division.
  */
 #ifndef SPC_SPC_H
 #define SPC_SPC_H
@@ -27,6 +18,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "spc/names.h"
 #include "spc/spc_config.h"
 
 #ifdef __cplusplus
@@ -52,6 +44,15 @@ typedef enum spc_category_id {
 #include "spc/catalogue.def"
     SPC_NUM_CATEGORIES
 } spc_category_id;
+
+enum {
+    SPC_NUM_WATERMARKS = 0
+#define SPC_CATEGORY(id, parent, description)
+#define SPC_CALL(name, category, function)
+#define SPC_STAT(name, kind, unit, category, verbosity, description)
+#define SPC_WATERMARK(name, level, category, verbosity, description) +1
+#include "spc/catalogue.def"
+};
 
 typedef enum spc_kind {
     SPC_KIND_COUNTER,       /* number of events */
@@ -92,13 +93,16 @@ typedef struct spc_counter_info {
 } spc_counter_info;
 
 typedef struct spc_category_info {
-    const char *name;        /* "spc" (the root), "spc_matching", ... */
+    const char *name;        /* "spc" (the root, SPC_CATEGORY_SPC), "spc_matching", ... */
     const char *description;
     spc_category_id parent;  /* the root is its own parent */
 } spc_category_info;
 
-extern const spc_counter_info spc_counters[OMPI_SPC_NUM_COUNTERS];
-extern const spc_category_info spc_categories[SPC_NUM_CATEGORIES];
+extern const spc_counter_info spc_counter_infos[OMPI_SPC_NUM_COUNTERS];
+extern const spc_category_info spc_category_infos[SPC_NUM_CATEGORIES];
+
+/* "calls", "bytes", "messages", "microseconds". */
+const char *spc_unit_name(spc_unit unit);
 
 /* Counter id of a name, with or without the OMPI_SPC_ prefix, any case; -1 if none. */
 int spc_counter_find(const char *name);
@@ -119,6 +123,22 @@ enum {
 void spc_init(void);
 double spc_ticks_per_second(void);
 
+/* The cycle counter the timers read (RDTSC on x86, else CLOCK_MONOTONIC in
+ * nanoseconds), spc_ticks_per_second() of them per second. */
+static inline uint64_t spc_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    uint32_t low, high;
+    __asm__ __volatile__("rdtsc" : "=a"(low), "=d"(high));
+    return ((uint64_t)high << 32) | low;
+#else
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+#endif
+}
+
+
 /* Reference-counted: a counter counts while at least one enable is not yet
  * matched by a disable, so independent readers do not stop each other. */
 int spc_counter_enable(int id);
@@ -134,6 +154,9 @@ int spc_attach(const char *list, char *message, size_t message_size);
 /* The same without enabling: chosen[id] (OMPI_SPC_NUM_COUNTERS bytes, may be
  * NULL) is set to 1 for each counter the list names, 0 otherwise. */
 int spc_attach_parse(const char *list, unsigned char *chosen, char *message, size_t message_size);
+/* What an attach list may hold, with every category and counter name: the
+ * help text of mpi_spc_attach. */
+const char *spc_attach_help(void);
 
 /* Value in the counter's native unit (timer ticks), summed over threads. */
 uint64_t spc_read_raw(int id);
@@ -157,13 +180,13 @@ uint64_t spc_watermark_slot_read(int watermark_id, int slot);
 
 /* One cache line per counter: the counter in atomic mode, or a LEVEL's value
  * and its watermarks (high[0] process-wide, high[k] for per-reader slot k). */
-struct __attribute__((aligned(64))) spc_shared_slot {
+struct __attribute__((aligned(64))) spc_shared_line {
     uint64_t value;
     uint64_t reader_slots;             /* bit k set: high[k] is in use, k >= 1 */
     int64_t high[SPC_WATERMARK_SLOTS + 1];
 };
 
-extern struct spc_shared_slot spc_shared[OMPI_SPC_NUM_COUNTERS];
+extern struct spc_shared_line spc_shared[OMPI_SPC_NUM_COUNTERS];
 extern unsigned char spc_enabled_flags[OMPI_SPC_NUM_COUNTERS];
 
 /* The calling thread's block of OMPI_SPC_NUM_COUNTERS counters (sharded
@@ -187,7 +210,7 @@ static inline int spc_enabled_(int id)
 
 /* Only the owning thread writes its block; the relaxed atomic store lets a
  * concurrent reader load it without a data race. */
-static inline void spc_sharded_add(int id, uint64_t n)
+static inline void spc_sharded_add_(int id, uint64_t n)
 {
     uint64_t *shard = spc_thread_shard;
     if (SPC_UNLIKELY(shard == NULL)) {
@@ -197,7 +220,7 @@ static inline void spc_sharded_add(int id, uint64_t n)
                      __ATOMIC_RELAXED);
 }
 
-static inline void spc_atomic_add(int id, uint64_t n)
+static inline void spc_atomic_add_(int id, uint64_t n)
 {
     __atomic_fetch_add(&spc_shared[id].value, n, __ATOMIC_RELAXED);
 }
@@ -205,9 +228,9 @@ static inline void spc_atomic_add(int id, uint64_t n)
 static inline void spc_add_(int id, uint64_t n)
 {
 #if SPC_STORAGE_ATOMIC
-    spc_atomic_add(id, n);
+    spc_atomic_add_(id, n);
 #else
-    spc_sharded_add(id, n);
+    spc_sharded_add_(id, n);
 #endif
 }
 
@@ -228,19 +251,6 @@ static inline void spc_user_or_mpi_(int tag, uint64_t n, int user_id, int mpi_id
     } else {
         spc_record_(mpi_id, n);
     }
-}
-
-static inline uint64_t spc_ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    uint32_t low, high;
-    __asm__ __volatile__("rdtsc" : "=a"(low), "=d"(high));
-    return ((uint64_t)high << 32) | low;
-#else
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-#endif
 }
 
 /* A timer left at 0 by a disabled start is skipped by its stop, so a counter
@@ -266,15 +276,20 @@ static inline void spc_raise_(int64_t *high, int64_t now)
     }
 }
 
+/* Levels are the exception to "off costs a branch": a level is the length of
+ * a queue, so it must see every insert and every removal to be right when a
+ * reader turns it on later.  Levels (and the watermarks raised from them) are
+ * therefore always maintained when SPC is compiled in.  They move only on the
+ * unexpected and out-of-sequence paths. */
 static inline void spc_level_add_(int id, int64_t delta)
 {
-    struct spc_shared_slot *slot = &spc_shared[id];
-    int64_t now = (int64_t)__atomic_add_fetch(&slot->value, (uint64_t)delta, __ATOMIC_RELAXED);
+    struct spc_shared_line *line = &spc_shared[id];
+    int64_t now = (int64_t)__atomic_add_fetch(&line->value, (uint64_t)delta, __ATOMIC_RELAXED);
     if (delta > 0) {
-        spc_raise_(&slot->high[0], now);
-        for (uint64_t readers = __atomic_load_n(&slot->reader_slots, __ATOMIC_ACQUIRE); readers;
+        spc_raise_(&line->high[0], now);
+        for (uint64_t readers = __atomic_load_n(&line->reader_slots, __ATOMIC_ACQUIRE); readers;
              readers &= readers - 1) {
-            spc_raise_(&slot->high[__builtin_ctzll(readers)], now);
+            spc_raise_(&line->high[__builtin_ctzll(readers)], now);
         }
     }
 }

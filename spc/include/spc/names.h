@@ -1,0 +1,15 @@
+/* The names a counter goes by outside C, written once: its catalogue name,
+ * its MPI_T performance variable and its PAPI event.  Standalone (no other
+ * include), so that programs built against any Open MPI can use it. */
+#ifndef SPC_NAMES_H
+#define SPC_NAMES_H
+
+/* A counter's name: OMPI_SPC_SEND, as upstream Open MPI spells it. */
+#define SPC_COUNTER_PREFIX "OMPI_SPC_"
+/* Its MPI_T performance variable: runtime_spc_OMPI_SPC_SEND. */
+#define SPC_PVAR_PREFIX "runtime_spc_"
+/* Its PAPI software-defined event: sde:::ompi_spc::OMPI_SPC_SEND. */
+#define SPC_PAPI_LIBRARY "ompi_spc"
+#define SPC_PAPI_EVENT_PREFIX "sde:::" SPC_PAPI_LIBRARY "::"
+
+#endif
