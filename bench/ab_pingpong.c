@@ -1,41 +1,19 @@
 /*
- * In-process A/B ping-pong: the cost of counting, without process placement
- * noise.  On the project's 2-vCPU VMs the same build's 1-byte latency jumps
- * between modes from one mpirun to the next (170 and 520 ns one-way were
- * seen in consecutive runs), so two runs compare placements as much as
- * configurations.  Here one pair of processes alternates blocks of B round
- * trips with a set of counters on and off, turned on and off through MPI_T
- * (start/stop of handles in one session), and compares the blocks.
- *
- * Schedule: pairs of blocks in the order on,off / off,on / on,off ... (ABBA),
- * so warm-up and drift favour neither state; the first pairs are warm-up and
- * not reported as measured.  Both ranks follow the same schedule and switch
- * between blocks: rank 1 switches after its last reply, rank 0 after
- * receiving it, and one untimed round trip after the switch makes sure both
- * have switched before the clock starts.
- *
- * Self-check: the handles are read after every block.  A sum counter must not
- * move in an "off" block (exactly), SEND and RECV must equal the round trips
- * made in "on" blocks (exactly, on each rank), the user byte counters that
- * many times the message size, and a set without them (MATCH_TIME alone)
- * must have counted something.  That proves counting while on, but not
- * silence while off: MPI_T subtracts a counter's value at each start, so a
- * counter that never stopped would pass too.  So when MPI_Finalize writes
- * raw totals (--mca mpi_spc_dump_enabled true --mca mpi_spc_dump_file F),
- * rank 0 reads them afterwards: SEND, RECV and the user bytes must equal the
- * on blocks' share exactly (0 for counters outside the set).  Any failure
- * prints SELF-CHECK FAILED and exits 3.
- *
- * It needs pvars that start and stop, and mpi_spc_attach empty (a counter
- * attached at MPI_Init would stay on in the off blocks).  Upstream 4.1.4's
- * pvars are continuous and a build without SPC has none: the program says so
- * and exits 4.
- *
- * Output (rank 0): one JSON line with every block (state, round trips,
- * seconds), then lines starting with "#" for humans.
+ * In-process A/B ping-pong: the cost of counting without process placement
+ * noise.  One pair of processes alternates blocks of round trips with a set
+ * of counters on and off (through MPI_T) and compares the blocks.
  *
  * usage: mpirun -np 2 ab_pingpong [--counters all|NAME,NAME,...]
  *        [--size BYTES] [--round-trips B] [--pairs P] [--warmup-pairs N]
+ * Output (rank 0): one JSON line with every block (state, round trips,
+ * seconds), then lines starting with "#"; exit status BENCH_EXIT_*.
+ *
+ * Why in one process: on the project's 2-vCPU VMs the same build's 1-byte
+ * latency jumps between modes from one mpirun to the next (170 and 520 ns
+ * one-way in consecutive runs), so two runs compare placements as much as
+ * configurations.  It needs pvars that start and stop, and mpi_spc_attach
+ * empty; upstream 4.1.4's pvars are continuous and a build without SPC has
+ * none: the program says so and exits BENCH_EXIT_NOT_APPLICABLE.
  */
 #include "mpi_bench.h"
 
@@ -115,7 +93,7 @@ struct handles_wanted {
     bool any_spc;
 };
 
-static void allocate_handle(const struct spc_pvar *pvar, void *context)
+static void allocate_handle(const struct spc_pvar_info *pvar, void *context)
 {
     struct handles_wanted *wanted = context;
     wanted->any_spc = true;
@@ -132,19 +110,18 @@ static void allocate_handle(const struct spc_pvar *pvar, void *context)
     snprintf(c->name, sizeof c->name, "%s", pvar->name);
     c->index = pvar->index;
     c->var_class = pvar->var_class;
-    mpit_ok(MPI_T_pvar_handle_alloc(session, pvar->index, NULL, &c->handle, &count),
-            "MPI_T_pvar_handle_alloc");
+    MPI_OK(MPI_T_pvar_handle_alloc(session, pvar->index, NULL, &c->handle, &count));
 }
 
 /* Handles (stopped) on every SPC pvar named in counters. */
 static void allocate_handles(const char *names)
 {
     int num;
-    mpit_ok(MPI_T_pvar_get_num(&num), "MPI_T_pvar_get_num");
+    MPI_OK(MPI_T_pvar_get_num(&num));
     counters = calloc((size_t)num + 1, sizeof *counters);
-    mpit_ok(MPI_T_pvar_session_create(&session), "MPI_T_pvar_session_create");
+    MPI_OK(MPI_T_pvar_session_create(&session));
     struct handles_wanted wanted = {names, false};
-    for_each_spc_pvar(allocate_handle, &wanted);
+    spc_for_each_pvar(allocate_handle, &wanted);
     if (!wanted.any_spc) {
         not_applicable("this build has no SPC performance variables (SPC compiled out)");
     }
@@ -171,7 +148,7 @@ static void set_state(bool on)
         if (MPI_T_ERR_PVAR_NO_STARTSTOP == rc) {
             not_applicable("MPI_T_pvar_start/stop returned MPI_T_ERR_PVAR_NO_STARTSTOP");
         }
-        mpit_ok(rc, on ? "MPI_T_pvar_start" : "MPI_T_pvar_stop");
+        MPI_OK(rc);
     }
 }
 
@@ -183,7 +160,7 @@ static bool is_sum(int var_class)
 
 static int failures;
 
-static void fail(const char *format, const char *name, unsigned long long expected,
+static void self_check_failed(const char *format, const char *name, unsigned long long expected,
                  unsigned long long got)
 {
     ++failures;
@@ -192,17 +169,24 @@ static void fail(const char *format, const char *name, unsigned long long expect
     fputc('\n', stderr);
 }
 
-/* After a block: sum counters stay put in an off block. */
+/* Self-check after every block: a sum counter must not move in an off block
+ * (exactly).  At the end SEND and RECV must equal the round trips of the on
+ * blocks on each rank, the user bytes that many times the size, and a set
+ * without them (MATCH_TIME alone) must have counted something.  That proves
+ * counting while on, not silence while off: MPI_T subtracts a counter's
+ * value at each start, so a counter that never stopped would pass too; the
+ * raw totals of the finalize CSV (raw_total) check that.  Any failure prints
+ * SELF-CHECK FAILED and ends in BENCH_EXIT_CHECK_FAILED. */
 static void check_block(bool on, int block)
 {
     for (int i = 0; i < num_counters; ++i) {
         struct counter *c = &counters[i];
         unsigned long long value = 0;
-        mpit_ok(MPI_T_pvar_read(session, c->handle, &value), "MPI_T_pvar_read");
+        MPI_OK(MPI_T_pvar_read(session, c->handle, &value));
         if (!on && is_sum(c->var_class) && value != c->last) {
             char what[300];
             snprintf(what, sizeof what, "%s moved in off block %d", c->name, block);
-            fail("%s: was %llu, now %llu", what, c->last, value);
+            self_check_failed("%s: was %llu, now %llu", what, c->last, value);
         }
         c->last = value;
     }
@@ -254,7 +238,7 @@ static bool dump_file_path(char path[2048])
         MPI_T_cvar_read(handle, &enabled);
         MPI_T_cvar_handle_free(&handle);
     }
-    read_string_cvar("mpi_spc_dump_file", path, 2048);
+    spc_read_string_cvar("mpi_spc_dump_file", path, 2048);
     return enabled && '\0' != path[0];
 }
 
@@ -265,7 +249,7 @@ static long long raw_total(const char *path, int rank_wanted, const char *name)
     FILE *csv = fopen(path, "r");
     char line[256], full[96];
     long long found = -1;
-    snprintf(full, sizeof full, "OMPI_SPC_%s", name);
+    snprintf(full, sizeof full, SPC_COUNTER_PREFIX "%s", name);
     while (csv && found < 0 && fgets(line, sizeof line, csv)) {
         int r;
         char counter[96];
@@ -311,7 +295,7 @@ int main(int argc, char **argv)
 
     /* A counter attached at MPI_Init stays on whatever the handles do. */
     char attach[2048];  /* MPI_T's string cvars are at most 2048 bytes here */
-    read_string_cvar("mpi_spc_attach", attach, sizeof attach);
+    spc_read_string_cvar("mpi_spc_attach", attach, sizeof attach);
     allocate_handles(opt.counters);
     if ('\0' != attach[0]) {
         if (0 == rank) {
@@ -323,6 +307,11 @@ int main(int argc, char **argv)
     }
 
     char *buffer = calloc(opt.size > 0 ? (size_t)opt.size : 1, 1);
+    /* Pairs of blocks in the order on,off / off,on / on,off ... (ABBA), so
+     * warm-up and drift favour neither state; the first pairs are warm-up.
+     * Rank 1 switches after its last reply, rank 0 after receiving it, and
+     * one untimed round trip after the switch makes sure both have switched
+     * before the clock starts. */
     const int blocks = 2 * (opt.warmup_pairs + opt.pairs);
     double *seconds = calloc((size_t)blocks, sizeof *seconds);
     bool *states = calloc((size_t)blocks, sizeof *states);
@@ -357,7 +346,7 @@ int main(int argc, char **argv)
             ++exact_checks;
             unsigned long long expected = counted * (exact[i].bytes ? (unsigned)opt.size : 1u);
             if (c->last != expected) {
-                fail("%s: expected %llu (round trips in on blocks), got %llu", c->name, expected,
+                self_check_failed("%s: expected %llu (round trips in on blocks), got %llu", c->name, expected,
                      c->last);
             }
         }
@@ -366,7 +355,7 @@ int main(int argc, char **argv)
         /* Nothing predictable exactly: every sum counter must at least have moved. */
         for (int i = 0; i < num_counters; ++i) {
             if (is_sum(counters[i].var_class) && 0 == counters[i].last) {
-                fail("%s: expected more than %llu after the on blocks, got %llu",
+                self_check_failed("%s: expected more than %llu after the on blocks, got %llu",
                      counters[i].name, 0ULL, 0ULL);
             }
         }
@@ -404,7 +393,7 @@ int main(int argc, char **argv)
                     char what[sizeof dump_file + 64];
                     snprintf(what, sizeof what, "raw total of %s on rank %d in %s%s", exact[i].name,
                              r, dump_file, got < 0 ? " (missing)" : "");
-                    fail("%s: expected %llu, got %llu", what, expected,
+                    self_check_failed("%s: expected %llu, got %llu", what, expected,
                          (unsigned long long)(got < 0 ? 0 : got));
                     ++all_failures;
                     raw_check = "FAILED";

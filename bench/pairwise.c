@@ -1,42 +1,12 @@
 /*
- * The pairwise benchmark of the SPC paper (seed 004, section 6.1, Table 3).
- *
- * 2 ranks with T threads each, MPI_THREAD_MULTIPLE.  Thread t of rank 0 is
- * paired with thread t of rank 1 by tag (t for data, T + t for the ack), all
- * on MPI_COMM_WORLD, so the threads race for the pair's sequence numbers and
- * messages arrive out of sequence.  Each iteration thread t of rank 0 posts
- * W MPI_Isend of S bytes, thread t of rank 1 posts W MPI_Irecv, both wait
- * for all, then the receiver acknowledges with one 1-byte message.
- *
- * The ack follows the pairwise benchmark of the paper's group (the window is
- * the unit of flow control, so rank 0 cannot run iterations ahead of rank 1
- * and turn the test into one of the unexpected queue); --no-ack drops it.
- *
- * Warm-up: 10 iterations by default, because Table 3's receive counts are
- * T x 256 x 110 (56,320 for 2 threads): the counters include 10 iterations
- * beyond the 100 measured.  The message rate and wall time cover only the
- * measured iterations, between two synchronisations of all threads of both
- * ranks; the counters are started before the warm-up, as in the paper.
- *
- * Counters are read through MPI_T, one session per rank:
- *  - a build whose SPC pvars start and stop (ours): handles started before
- *    the warm-up, read before the warm-up and at the end;
- *  - a build whose SPC pvars are CONTINUOUS (upstream 4.1.4):
- *    MPI_T_pvar_start fails with MPI_T_ERR_PVAR_NO_STARTSTOP, and a counter
- *    counts only if mpi_spc_attach named it, so the value is the difference
- *    of the two reads for named counters and "not attached" for the others
- *    (upstream would read 0 for those, which would be a lie);
- *  - a variable the build does not have (every SPC pvar with SPC compiled
- *    out, OOS_MATCH_TIME upstream) is "absent", never 0.
- * --no-counters touches no performance variable (for rate comparisons where
- * nothing may turn a counter on).
- *
- * Output (rank 0): one JSON line, then one line starting with "#" for humans.
- * Exit status: 0 ok, 2 usage error, 3 a count that is known exactly was
- * wrong (the JSON line is still printed first).
+ * The pairwise benchmark of the SPC paper (seed 004, section 6.1, Table 3):
+ * T thread pairs over 2 ranks race for one communicator's sequence numbers,
+ * and the counters say how many messages arrived out of sequence.
  *
  * usage: mpirun -np 2 pairwise [--threads T] [--window W] [--size S]
  *        [--iterations I] [--warmup N] [--no-ack] [--no-counters]
+ * Output (rank 0): one JSON line, then one line starting with "#" for humans;
+ * exit status BENCH_EXIT_* (mpi_bench.h).
  */
 /* pthread barriers are POSIX, not C11 */
 #define _POSIX_C_SOURCE 200809L
@@ -126,11 +96,11 @@ static char spc_attach[2048];  /* MPI_T's string cvars are at most 2048 bytes he
 static bool upstream_attached(const char *name)
 {
     char full[128];
-    snprintf(full, sizeof full, "OMPI_SPC_%s", name);
+    snprintf(full, sizeof full, SPC_COUNTER_PREFIX "%s", name);
     return 0 == strcmp(spc_attach, "all") || in_list(spc_attach, full);
 }
 
-static void find_counter(const struct spc_pvar *pvar, void *unused)
+static void find_counter(const struct spc_pvar_info *pvar, void *unused)
 {
     (void)unused;
     for (int c = 0; c < NUM_COUNTERS; ++c) {
@@ -146,36 +116,44 @@ static void find_counters(void)
     for (int c = 0; c < NUM_COUNTERS; ++c) {
         counters[c] = (struct counter){.index = -1, .status = ABSENT};
     }
-    for_each_spc_pvar(find_counter, NULL);
+    spc_for_each_pvar(find_counter, NULL);
 }
 
 static unsigned long long read_counter(struct counter *counter)
 {
     unsigned long long value = 0;
-    mpit_ok(MPI_T_pvar_read(session, counter->handle, &value), "MPI_T_pvar_read");
+    MPI_OK(MPI_T_pvar_read(session, counter->handle, &value));
     return value;
 }
 
-/* Before the warm-up: every counter the build has gets a handle, started if
- * it can be, and a first read. */
+/* Before the warm-up, as in the paper: every counter the build has gets a
+ * handle, started if it can be, and a first read.
+ *  - a build whose SPC pvars start and stop (ours): handles started here,
+ *    read here and at the end;
+ *  - a build whose SPC pvars are CONTINUOUS (upstream 4.1.4):
+ *    MPI_T_pvar_start fails with MPI_T_ERR_PVAR_NO_STARTSTOP, and a counter
+ *    counts only if mpi_spc_attach named it, so the value is the difference
+ *    of the two reads for named counters and "not attached" for the others
+ *    (upstream would read 0 for those, which would be a lie);
+ *  - a variable the build does not have (every SPC pvar with SPC compiled
+ *    out, OOS_MATCH_TIME upstream) is "absent", never 0. */
 static void start_counters(void)
 {
-    mpit_ok(MPI_T_pvar_session_create(&session), "MPI_T_pvar_session_create");
+    MPI_OK(MPI_T_pvar_session_create(&session));
     for (int c = 0; c < NUM_COUNTERS; ++c) {
         struct counter *counter = &counters[c];
         if (counter->index < 0) {
             continue;
         }
         int count;
-        mpit_ok(MPI_T_pvar_handle_alloc(session, counter->index, NULL, &counter->handle, &count),
-                "MPI_T_pvar_handle_alloc");
+        MPI_OK(MPI_T_pvar_handle_alloc(session, counter->index, NULL, &counter->handle, &count));
         int rc = MPI_T_pvar_start(session, counter->handle);
         if (MPI_SUCCESS == rc) {
             counter->status = STARTED;
         } else if (MPI_T_ERR_PVAR_NO_STARTSTOP == rc) {
             counter->status = upstream_attached(counter_names[c]) ? CONTINUOUS : NOT_ATTACHED;
         } else {
-            mpit_ok(rc, "MPI_T_pvar_start");
+            MPI_OK(rc);
         }
         counter->first = read_counter(counter);
     }
@@ -217,6 +195,15 @@ static void synchronise(int thread, double *clock)
     pthread_barrier_wait(&barrier);
 }
 
+/* Thread t of rank 0 is paired with thread t of rank 1 by tag (t for data,
+ * T + t for the ack), all on MPI_COMM_WORLD.  Each iteration the sender posts
+ * W MPI_Isend, the receiver W MPI_Irecv, both wait for all, then the
+ * receiver acknowledges with one byte: the window is the unit of flow
+ * control, as in the paper group's benchmark, so rank 0 cannot run ahead and
+ * turn this into a test of the unexpected queue (--no-ack drops it).  The
+ * warm-up (10 iterations) is counted but not timed, because Table 3's
+ * receive counts are T x 256 x 110; the clock covers the measured iterations
+ * between two synchronisations of all threads of both ranks. */
 static void *pair(void *arg)
 {
     const int thread = (int)(intptr_t)arg;
@@ -226,8 +213,7 @@ static void *pair(void *arg)
     MPI_Request *requests = malloc((size_t)opt.window * sizeof *requests);
     char ack = 0;
     if (NULL == buffers || NULL == requests) {
-        fprintf(stderr, "pairwise: rank %d thread %d: out of memory\n", rank, thread);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        spc_client_die("thread %d: out of memory", thread);
     }
     for (int iteration = 0; iteration < opt.warmup + opt.iterations; ++iteration) {
         if (iteration == opt.warmup) {
@@ -434,7 +420,7 @@ int main(int argc, char **argv)
 
     int mpit_provided;
     MPI_T_init_thread(MPI_THREAD_SINGLE, &mpit_provided);
-    read_string_cvar("mpi_spc_attach", spc_attach, sizeof spc_attach);
+    spc_read_string_cvar("mpi_spc_attach", spc_attach, sizeof spc_attach);
     for (int c = 0; c < NUM_COUNTERS; ++c) {
         counters[c] = (struct counter){.index = -1, .status = NOT_READ};
     }
@@ -447,8 +433,7 @@ int main(int argc, char **argv)
     pthread_t *threads = malloc((size_t)opt.threads * sizeof *threads);
     for (int t = 0; t < opt.threads; ++t) {
         if (0 != pthread_create(&threads[t], NULL, pair, (void *)(intptr_t)t)) {
-            fprintf(stderr, "pairwise: rank %d cannot create thread %d\n", rank, t);
-            MPI_Abort(MPI_COMM_WORLD, 1);
+            spc_client_die("cannot create thread %d", t);
         }
     }
     for (int t = 0; t < opt.threads; ++t) {

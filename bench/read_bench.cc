@@ -1,7 +1,6 @@
-// What a tool pays to read the 7 counters of the paper's NetPIPE study
-// (Table 4 of seed 004) in a running MPI process of the spc build: one
-// PAPI_read of an event set holding them, 7 MPI_T_pvar_read calls, and the
-// core's own spc_read for reference.  Run under mpirun -np 1.
+// What a tool pays to read the 7 counters of Table 4 of seed 004 in an MPI
+// process of the spc build: one PAPI_read, 7 MPI_T reads, 7 core reads.
+// Run under mpirun -np 1.
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 #include <papi.h>
@@ -11,46 +10,42 @@
 #include <cstdlib>
 #include <string>
 
-#include "mpit_util.h"  // spc_pvar, started_handle
 #include "spc/spc.h"
+#include "spc_mpit_client.h"
 
 namespace {
 
-constexpr std::array<const char *, 7> kTable4 = {
-    "SEND", "RECV", "BYTES_RECEIVED_USER", "BYTES_SENT_USER", "BYTES_GET", "UNEXPECTED", "MATCH_TIME"};
+// From netpipe_runs/table4.counters, through bench/meson.build.
+constexpr std::array kTable4 = {SPC_TABLE4_COUNTERS};
+static_assert(kTable4.size() == 7, "the benchmarks' names say Read7");
 
 int event_set = PAPI_NULL;
 MPI_T_pvar_session session;
 std::array<MPI_T_pvar_handle, kTable4.size()> handles;
 std::array<int, kTable4.size()> ids;
 
-[[noreturn]] void fail(const std::string &what)
-{
-    std::fprintf(stderr, "spc_read_bench: %s\n", what.c_str());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-    std::abort();
-}
-
 void set_up()
 {
     if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT || PAPI_create_eventset(&event_set) != PAPI_OK) {
-        fail("PAPI could not be initialised");
+        spc_client_die("PAPI could not be initialised");
     }
     int provided;
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
         MPI_T_pvar_session_create(&session) != MPI_SUCCESS) {
-        fail("MPI_T could not be initialised");
+        spc_client_die("MPI_T could not be initialised");
     }
     for (size_t i = 0; i < kTable4.size(); ++i) {
-        std::string name = std::string("OMPI_SPC_") + kTable4[i];
-        if (PAPI_add_named_event(event_set, ("sde:::ompi_spc::" + name).c_str()) != PAPI_OK) {
-            fail("no PAPI event for " + name + ": is this the spc build?");
+        std::string event = std::string(SPC_PAPI_EVENT_PREFIX SPC_COUNTER_PREFIX) + kTable4[i];
+        if (PAPI_add_named_event(event_set, event.c_str()) != PAPI_OK) {
+            spc_client_die("no PAPI event %s: is this the spc build?", event.c_str());
         }
-        handles[i] = started_handle(session, kTable4[i]);
+        int count;
+        MPI_OK(MPI_T_pvar_handle_alloc(session, spc_pvar(kTable4[i]), nullptr, &handles[i], &count));
+        MPI_OK(MPI_T_pvar_start(session, handles[i]));
         ids[i] = spc_counter_find(kTable4[i]);
     }
     if (PAPI_start(event_set) != PAPI_OK) {
-        fail("PAPI_start");
+        spc_client_die("PAPI_start failed");
     }
 }
 

@@ -13,20 +13,18 @@
  */
 #include <papi.h>
 
-#include "mpit_util.h" /* MPI_OK, spc_pvar: from pvar_export/tests */
+#include "spc_mpit_client.h"
 
 enum { PINGS = 100, LATE = 10, PING_TAG = 1, READY_TAG = 2, DONE_TAG = 3, LATE_TAG = 4 };
 enum { SEND, RECV, BYTES_SENT_USER, BYTES_RECEIVED_USER, UNEXPECTED, MATCH_TIME, NUM_COUNTERS };
 static const char *const names[NUM_COUNTERS] = {"SEND", "RECV", "BYTES_SENT_USER",
                                                 "BYTES_RECEIVED_USER", "UNEXPECTED", "MATCH_TIME"};
 
-static void fail(const char *what, int rc)
-{
-    fprintf(stderr, "spc_demo: rank %d: %s failed: %s\n", test_rank, what, PAPI_strerror(rc));
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
-
-#define PAPI_OK_(call) do { int rc_ = (call); if (rc_ != PAPI_OK) fail(#call, rc_); } while (0)
+#define PAPI_OK_(call)                                                               \
+    do {                                                                             \
+        int rc_ = (call);                                                            \
+        if (rc_ != PAPI_OK) spc_client_die("%s failed: %s", #call, PAPI_strerror(rc_)); \
+    } while (0)
 
 static int ping_size(int i) { return 100 * i; }
 
@@ -35,7 +33,6 @@ int main(int argc, char **argv)
     int rank, size, provided;
     MPI_OK(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    test_rank = rank;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != 2) {
         if (rank == 0) fprintf(stderr, "spc_demo: run it on 2 ranks (mpirun -np 2), not %d\n", size);
@@ -50,13 +47,15 @@ int main(int argc, char **argv)
     MPI_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
     MPI_OK(MPI_T_pvar_session_create(&session));
     const int version = PAPI_library_init(PAPI_VER_CURRENT);
-    if (version != PAPI_VER_CURRENT) fail("PAPI_library_init", version < 0 ? version : PAPI_EINVAL);
+    if (version != PAPI_VER_CURRENT) {
+        spc_client_die("PAPI_library_init failed: %s", PAPI_strerror(version < 0 ? version : PAPI_EINVAL));
+    }
     PAPI_OK_(PAPI_create_eventset(&event_set));
     for (int c = 0; c < NUM_COUNTERS; ++c) {
         char name[128];
         int count;
         MPI_OK(MPI_T_pvar_handle_alloc(session, spc_pvar(names[c]), NULL, &handles[c], &count));
-        snprintf(name, sizeof name, "sde:::ompi_spc::OMPI_SPC_%s", names[c]);
+        snprintf(name, sizeof name, SPC_PAPI_EVENT_PREFIX SPC_COUNTER_PREFIX "%s", names[c]);
         PAPI_OK_(PAPI_add_named_event(event_set, name));
     }
 
@@ -64,8 +63,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < PINGS; ++i) ping_bytes += (unsigned long long)ping_size(i);
     char *buffer = calloc(ping_bytes, 1); /* each pending receive gets its own slice */
     if (NULL == buffer) {
-        fprintf(stderr, "spc_demo: rank %d: no memory for %llu bytes\n", rank, ping_bytes);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        spc_client_die("no memory for %llu bytes", ping_bytes);
     }
     MPI_Request pings[PINGS], ready = MPI_REQUEST_NULL, done = MPI_REQUEST_NULL;
     for (int i = 0, offset = 0; i < PINGS && rank == 1; offset += ping_size(i), ++i) {
@@ -118,7 +116,7 @@ int main(int argc, char **argv)
                 const int right = mpit == papi && (want >= 0 ? mpit == want : r == 0 || mpit > 0);
                 char predicted[32];
                 snprintf(predicted, sizeof predicted, want >= 0 ? "%lld" : (r == 0 ? "any" : "> 0"), want);
-                printf("OMPI_SPC_%-20s %4d %12lld %12lld %12s%s\n", names[c], r, mpit, papi, predicted,
+                printf(SPC_COUNTER_PREFIX "%-20s %4d %12lld %12lld %12s%s\n", names[c], r, mpit, papi, predicted,
                        right ? "" : "  <- WRONG");
                 wrong += !right;
             }

@@ -14,8 +14,6 @@ import re
 import subprocess
 import sys
 
-PREFIX = "sde:::ompi_spc::"
-
 
 def run(command, **kwargs):
     print("$", " ".join(command), flush=True)
@@ -48,22 +46,23 @@ def main():
         sys.exit(__doc__)
     catalogue_list, library, fixture = sys.argv[1:]
     catalogue = dict(line.split("\t", 1) for line in run([catalogue_list]).splitlines())
+    prefix = run([catalogue_list, "--papi-prefix"]).strip()
     failures = []
 
     listed = {name: text for name, text in listed_events(run(["papi_native_avail", "-sde", library])).items()
-              if name.startswith(PREFIX)}
-    expected = {PREFIX + name for name in catalogue}
+              if name.startswith(prefix)}
+    expected = {prefix + name for name in catalogue}
     for missing in sorted(expected - set(listed)):
         failures.append(f"papi_native_avail does not list {missing}")
     for extra in sorted(set(listed) - expected):
         failures.append(f"papi_native_avail lists {extra}, which is not in the catalogue")
     for name in sorted(expected & set(listed)):
         # the table wraps descriptions anywhere, even inside a word
-        if "".join(listed[name].split()) != "".join(catalogue[name[len(PREFIX):]].split()):
+        if "".join(listed[name].split()) != "".join(catalogue[name[len(prefix):]].split()):
             failures.append(f"{name}: described as '{listed[name]}'")
     print(f"papi_native_avail -sde: {len(listed)} of {len(catalogue)} catalogue counters listed")
 
-    event = PREFIX + "OMPI_SPC_UNEXPECTED_IN_QUEUE"
+    event = prefix + "OMPI_SPC_UNEXPECTED_IN_QUEUE"
     env = dict(os.environ, LD_PRELOAD=f"{os.path.abspath(library)} {os.path.abspath(fixture)}")
     output = run(["papi_command_line", event], env=env)
     value = re.search(re.escape(event) + r" :\s+(-?\d+)", output)

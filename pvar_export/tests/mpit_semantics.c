@@ -33,7 +33,7 @@ static void check_registration(void)
                                 &continuous, &atomic) != MPI_SUCCESS) {
             continue;
         }
-        if (strncmp(name, "runtime_spc_", 12) != 0) {
+        if (strncmp(name, SPC_PVAR_PREFIX, strlen(SPC_PVAR_PREFIX)) != 0) {
             continue;
         }
         int id = spc_counter_find(name + 12);
@@ -42,10 +42,10 @@ static void check_registration(void)
             continue;
         }
         ++found;
-        CHECK(strcmp(description, spc_counters[id].description) == 0, "%s: description", name);
+        CHECK(strcmp(description, spc_counter_infos[id].description) == 0, "%s: description", name);
         CHECK(datatype == MPI_UNSIGNED_LONG_LONG, "%s: datatype", name);
         CHECK(!continuous, "%s must not be continuous", name);
-        CHECK(readonly == (spc_counters[id].kind == SPC_KIND_LEVEL),
+        CHECK(readonly == (spc_counter_infos[id].kind == SPC_KIND_LEVEL),
               "%s: only levels are read-only (cannot be reset)", name);
         CHECK(bind == MPI_T_BIND_NO_OBJECT, "%s: bind", name);
         static const int expected_class[] = {
@@ -55,10 +55,10 @@ static void check_registration(void)
             [SPC_KIND_LEVEL] = MPI_T_PVAR_CLASS_LEVEL,
             [SPC_KIND_HIGHWATERMARK] = MPI_T_PVAR_CLASS_HIGHWATERMARK,
         };
-        CHECK(var_class == expected_class[spc_counters[id].kind], "%s: class %d", name, var_class);
+        CHECK(var_class == expected_class[spc_counter_infos[id].kind], "%s: class %d", name, var_class);
     }
     /* names are unique in the catalogue, so one per counter means no duplicate */
-    CHECK_EQ_U64(found, OMPI_SPC_NUM_COUNTERS, "runtime_spc_ variables");
+    CHECK_EQ_U64(found, OMPI_SPC_NUM_COUNTERS, SPC_PVAR_PREFIX " variables");
 }
 
 /* Sends (rank 0) or receives (rank 1) count blocking messages of 8 bytes. */
@@ -105,11 +105,11 @@ static void check_categories(void)
             MPI_OK(MPI_T_pvar_get_info(indices[i], pvar, &pvar_len, &verbosity, &var_class,
                                        &datatype, &enumtype, NULL, NULL, &bind, &readonly,
                                        &continuous, &atomic));
-            int id = strncmp(pvar, "runtime_spc_", 12) == 0 ? spc_counter_find(pvar + 12) : -1;
+            int id = strncmp(pvar, SPC_PVAR_PREFIX, strlen(SPC_PVAR_PREFIX)) == 0 ? spc_counter_find(pvar + strlen(SPC_PVAR_PREFIX)) : -1;
             CHECK(id >= 0, "%s holds %s", name, pvar);
             if (id >= 0) {
                 ++seen[id];
-                CHECK(strcmp(spc_categories[spc_counters[id].category].name, name) == 0,
+                CHECK(strcmp(spc_category_infos[spc_counter_infos[id].category].name, name) == 0,
                       "%s is in %s", pvar, name);
             }
         }
@@ -117,7 +117,7 @@ static void check_categories(void)
     CHECK(root >= 0, "no category \"spc\"");
     CHECK_EQ_U64(leaves, SPC_NUM_CATEGORIES - 1, "leaf categories");
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        CHECK(seen[id] == 1, "%s is in %d categories", spc_counters[id].name, seen[id]);
+        CHECK(seen[id] == 1, "%s is in %d categories", spc_counter_infos[id].name, seen[id]);
     }
     free(seen);
 }

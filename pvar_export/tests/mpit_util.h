@@ -1,11 +1,9 @@
-/* Small helpers for the MPI_T tests: fail loudly with the rank and line. */
+/* Checks for the MPI tests: each failed CHECK prints the rank and line and
+ * counts; finish() turns the count into the exit status. */
 #ifndef MPIT_UTIL_H
 #define MPIT_UTIL_H
 
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "spc_mpit_client.h"
 
 static int test_rank = -1;
 static int test_failures = 0;
@@ -25,39 +23,6 @@ static int test_failures = 0;
     CHECK((unsigned long long)(actual) == (unsigned long long)(expected),       \
           "%s: got %llu, expected %llu", what, (unsigned long long)(actual),    \
           (unsigned long long)(expected))
-
-#define MPI_OK(call)                                                            \
-    do {                                                                        \
-        int rc_ = (call);                                                       \
-        if (rc_ != MPI_SUCCESS) {                                               \
-            fprintf(stderr, "rank %d: %s:%d: %s returned %d\n", test_rank,      \
-                    __FILE__, __LINE__, #call, rc_);                            \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                       \
-        }                                                                       \
-    } while (0)
-
-/* MPI_T index of runtime_spc_OMPI_SPC_<name>; aborts if there is none. */
-static inline int spc_pvar(const char *name)
-{
-    char full[256];
-    int index;
-    snprintf(full, sizeof full, "runtime_spc_OMPI_SPC_%s", name);
-    if (MPI_T_pvar_get_index(full, MPI_T_PVAR_CLASS_GENERIC, &index) == MPI_SUCCESS) {
-        return index;
-    }
-    /* get_index matches the class too: try each one SPC uses */
-    const int classes[] = {MPI_T_PVAR_CLASS_COUNTER, MPI_T_PVAR_CLASS_AGGREGATE,
-                           MPI_T_PVAR_CLASS_TIMER, MPI_T_PVAR_CLASS_LEVEL,
-                           MPI_T_PVAR_CLASS_HIGHWATERMARK};
-    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; ++i) {
-        if (MPI_T_pvar_get_index(full, classes[i], &index) == MPI_SUCCESS) {
-            return index;
-        }
-    }
-    fprintf(stderr, "rank %d: no performance variable %s\n", test_rank, full);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-    return -1;
-}
 
 /* A started handle on counter name in session. */
 static inline MPI_T_pvar_handle started_handle(MPI_T_pvar_session session, const char *name)

@@ -61,7 +61,7 @@ static void papi_setup(void)
     PAPI_OK_OR_DIE(PAPI_create_eventset(&event_set));
     for (int i = 0; i < NUM_EVENTS; ++i) {
         char event[128];
-        snprintf(event, sizeof event, "sde:::ompi_spc::OMPI_SPC_%s", counter_names[i]);
+        snprintf(event, sizeof event, SPC_PAPI_EVENT_PREFIX SPC_COUNTER_PREFIX "%s", counter_names[i]);
         PAPI_OK_OR_DIE(PAPI_add_named_event(event_set, event));
     }
 }
