@@ -149,7 +149,10 @@ if [ "$variant" != upstream ]; then
             { echo "build_ompi.sh: $patch_name does not apply; see $log" >&2; exit 1; }
     done < <(grep -v '^\s*\(#\|$\)' "$repo/ompi_patches/series")
     # Upstream's driver is replaced whole by ours.
-    cp "$repo/pvar_export/ompi/ompi_spc.c" "$repo/pvar_export/ompi/ompi_spc.h" "$tree/ompi/runtime/"
+    cp "$repo"/pvar_export/ompi/ompi_spc*.[ch] "$tree/ompi/runtime/"
+    # The series edits Makefile.am files together with their Makefile.in;
+    # automake is not run, so the generated files must stay the newer ones.
+    find "$tree" -name Makefile.in -exec touch {} +
 fi
 
 # progress PHASE COMMAND...: runs COMMAND, showing compiled files every 30 s

@@ -1,33 +1,21 @@
 /*
- * ompi-spc's replacement for Open MPI 4.1.4's ompi/runtime/ompi_spc.c
- * (ompi_patches/build_ompi.sh copies it over upstream's): every counter of
- * the SPC catalogue becomes an MPI_T performance variable.
+ * ompi-spc's replacement for Open MPI 4.1.4's ompi/runtime/ompi_spc.c: every
+ * counter of the SPC catalogue as an MPI_T performance variable, with the
+ * standard's handle semantics, and mpi_spc_attach applied at MPI_Init.
  *
- * Open MPI's MPI_T layer already keeps per-handle state for variables that
- * are not CONTINUOUS (opal/mca/base/mca_base_pvar.c:483-531 allocates it,
- * :560-667 computes it): for sum classes (COUNTER, AGGREGATE, TIMER) a handle
- * holds the value at its start and accumulates deltas, so two sessions read
- * their own deltas and MPI_T_pvar_reset/readreset work (:786-799); a stopped
- * handle is frozen.  Upstream registered every counter CONTINUOUS and of
- * class SIZE (upstream ompi_spc.c:320-324), which switched all of that off.
- * Here each counter gets the class of its kind and no CONTINUOUS flag, and
- * the notify callback turns a counter on at MPI_T_pvar_start and off at
- * MPI_T_pvar_stop through the core's reference counts.
- *
- * Only levels are read-only: MPI_T's read-only means "cannot be written or
- * reset", and a handle of any other class can be reset.  Writes are refused.
- *
- * Categories are the catalogue's, registered as Open MPI variable groups
- * ("spc" and its leaves "spc_<leaf>").  The variables are registered under
- * their full upstream name with no project, framework or component, so that
- * no automatic group ("ompi_runtime_spc") holds them too, and each is added
- * to its one leaf.
+ * Open MPI's MPI_T layer keeps per-handle state for variables that are not
+ * CONTINUOUS (opal/mca/base/mca_base_pvar.c:483-531 allocates it, :560-667
+ * computes it): a sum-class handle holds its start value, so sessions read
+ * their own deltas, reset and readreset work (:786-799) and a stopped handle
+ * is frozen.  Upstream registered every counter CONTINUOUS and of class SIZE
+ * (upstream ompi_spc.c:320-324), which switched all of that off.  Here each
+ * counter has its kind's class, and MPI_T_pvar_start/stop take and drop a
+ * reference in the core.  Only levels are read-only (MPI_T's read-only means
+ * "cannot be written or reset"); writes are refused.
  */
 #include "ompi_config.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ompi/runtime/ompi_spc.h"
@@ -36,7 +24,6 @@
 #include "opal/mca/base/mca_base_var_group.h"
 #include "opal/mca/base/mca_base_vari.h"
 #include "opal/util/output.h"
-#include "ompi/mca/coll/coll.h"
 #if SPC_ENABLE
 #include "spc/spc_papi.h"
 #endif
@@ -67,7 +54,7 @@ struct watermark_handle {
     const void *handle;  /* NULL: the entry is free */
     int slot;
 };
-static struct watermark_handle watermark_handles[2 * SPC_WATERMARK_SLOTS];
+static struct watermark_handle watermark_handles[SPC_NUM_WATERMARKS * SPC_WATERMARK_SLOTS];
 
 /* The entry of handle (NULL finds a free one), or NULL. */
 static struct watermark_handle *entry_of(const void *handle)
@@ -82,7 +69,7 @@ static struct watermark_handle *entry_of(const void *handle)
 
 static bool is_watermark(int id)
 {
-    return SPC_KIND_HIGHWATERMARK == spc_counters[id].kind;
+    return SPC_KIND_HIGHWATERMARK == spc_counter_infos[id].kind;
 }
 
 static int spc_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj_handle)
@@ -179,8 +166,8 @@ static int spc_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t e
 static void register_categories(int *group)
 {
     for (int category = 0; category < SPC_NUM_CATEGORIES; ++category) {
-        const spc_category_info *info = &spc_categories[category];
-        const char *leaf = SPC_CATEGORY_spc == category ? NULL : info->name + strlen("spc_");
+        const spc_category_info *info = &spc_category_infos[category];
+        const char *leaf = SPC_CATEGORY_SPC == category ? NULL : info->name + strlen("spc_");
         group[category] = mca_base_var_group_register(NULL, "spc", leaf, info->description);
     }
 }
@@ -190,9 +177,9 @@ static void register_pvars(void)
     int group[SPC_NUM_CATEGORIES];
     register_categories(group);
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        const spc_counter_info *counter = &spc_counters[id];
+        const spc_counter_info *counter = &spc_counter_infos[id];
         char name[128];
-        snprintf(name, sizeof name, "runtime_spc_%s", counter->name);
+        snprintf(name, sizeof name, SPC_PVAR_PREFIX "%s", counter->name);
         /* MPI_T's verbosity levels map one to one onto OPAL_INFO_LVL_1..9. */
         int verbosity = OPAL_INFO_LVL_1 + (int)counter->verbosity;
         int flags = SPC_KIND_LEVEL == counter->kind       ? MCA_BASE_PVAR_FLAG_READONLY
@@ -224,125 +211,6 @@ static void apply_attach_list(void)
     }
 }
 
-/* ---- The finalize report (mpi_spc_dump_enabled, mpi_spc_dump_file) ------ */
-
-static const char *unit_name(spc_unit unit)
-{
-    switch (unit) {
-    case SPC_UNIT_CALLS: return "calls";
-    case SPC_UNIT_BYTES: return "bytes";
-    case SPC_UNIT_MESSAGES: return "messages";
-    case SPC_UNIT_MICROSECONDS: return "microseconds";
-    }
-    return "";
-}
-
-/* Min, mean, max and the rank of the max of every counter, from three
- * reductions to rank 0: no rank gathers every value, and all buffers are on
- * the stack, so no rank can fail to allocate and leave the others waiting. */
-static void print_table(const unsigned long long *values, ompi_communicator_t *world)
-{
-    const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
-    struct { long value; int rank; } mine[OMPI_SPC_NUM_COUNTERS], max[OMPI_SPC_NUM_COUNTERS];
-    unsigned long long min[OMPI_SPC_NUM_COUNTERS], sum[OMPI_SPC_NUM_COUNTERS];
-    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        mine[id].value = (long)values[id];
-        mine[id].rank = rank;
-    }
-    world->c_coll->coll_reduce(values, min, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
-                               0, world, world->c_coll->coll_reduce_module);
-    world->c_coll->coll_reduce(values, sum, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
-                               0, world, world->c_coll->coll_reduce_module);
-    world->c_coll->coll_reduce(mine, max, OMPI_SPC_NUM_COUNTERS, MPI_LONG_INT, MPI_MAXLOC, 0,
-                               world, world->c_coll->coll_reduce_module);
-    if (0 != rank) {
-        return;
-    }
-    /* One write to one stream, so no line of it interleaves with another. */
-    char text[(OMPI_SPC_NUM_COUNTERS + 6) * 160];
-    size_t used = 0;
-    int zero = 0;
-    used += snprintf(text + used, sizeof text - used,
-                     "Open MPI software-based performance counters, %d ranks "
-                     "(counters that were 0 on every rank are left out)\n"
-                     "%-36s %-12s %16s %18s %16s %8s\n", size, "counter", "unit", "min",
-                     "mean", "max", "max rank");
-    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        if (0 == max[id].value) {
-            ++zero;
-            continue;
-        }
-        used += snprintf(text + used, sizeof text - used, "%-36s %-12s %16llu %18.1f %16ld %8d\n",
-                         spc_counters[id].name, unit_name(spc_counters[id].unit), min[id],
-                         (double)sum[id] / size, max[id].value, max[id].rank);
-    }
-    snprintf(text + used, sizeof text - used, "(%d of %d counters were 0 on every rank)\n", zero,
-             OMPI_SPC_NUM_COUNTERS);
-    fputs(text, stdout);
-    fflush(stdout);
-}
-
-/* Every rank's values to rank 0, which writes them as CSV.  The ranks first
- * agree that rank 0 could allocate, so a failed allocation skips the file
- * instead of leaving the others in a gather. */
-static void write_csv(const char *path, const unsigned long long *values,
-                      ompi_communicator_t *world)
-{
-    const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
-    unsigned long long *all = NULL;
-    int ready = 1, all_ready = 0;
-    if (0 == rank) {
-        all = malloc((size_t)size * OMPI_SPC_NUM_COUNTERS * sizeof *all);
-        ready = NULL != all;
-    }
-    world->c_coll->coll_allreduce(&ready, &all_ready, 1, MPI_INT, MPI_MIN, world,
-                                  world->c_coll->coll_allreduce_module);
-    if (!all_ready) {
-        if (0 == rank) {
-            opal_output(0, "spc: no memory for the values of %d ranks: %s not written", size, path);
-        }
-        return;
-    }
-    world->c_coll->coll_gather(values, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, all,
-                               OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, 0, world,
-                               world->c_coll->coll_gather_module);
-    if (0 != rank) {
-        return;
-    }
-    FILE *csv = fopen(path, "w");
-    if (NULL == csv) {
-        opal_output(0, "spc: cannot write mpi_spc_dump_file %s: %s", path, strerror(errno));
-    } else {
-        fputs("rank,counter,value,unit\n", csv);
-        for (int r = 0; r < size; ++r) {
-            for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-                fprintf(csv, "%d,%s,%llu,%s\n", r, spc_counters[id].name,
-                        all[(size_t)r * OMPI_SPC_NUM_COUNTERS + id], unit_name(spc_counters[id].unit));
-            }
-        }
-        if (0 != fclose(csv)) {
-            opal_output(0, "spc: error writing mpi_spc_dump_file %s: %s", path, strerror(errno));
-        }
-    }
-    free(all);
-}
-
-static void dump_report(void)
-{
-    unsigned long long values[OMPI_SPC_NUM_COUNTERS];
-    uint64_t snapshot[OMPI_SPC_NUM_COUNTERS];
-    /* before the report's own traffic moves the MPI byte counters */
-    spc_read_all(snapshot, OMPI_SPC_NUM_COUNTERS);
-    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        values[id] = snapshot[id];
-    }
-    ompi_communicator_t *world = &ompi_mpi_comm_world.comm;
-    print_table(values, world);
-    if (NULL != ompi_mpi_spc_dump_file && '\0' != ompi_mpi_spc_dump_file[0]) {
-        write_csv(ompi_mpi_spc_dump_file, values, world);
-    }
-}
-
 void ompi_spc_init(void)
 {
     spc_init();
@@ -362,7 +230,7 @@ void ompi_spc_fini(void)
         return;
     }
     if (ompi_mpi_spc_dump_enabled) {
-        dump_report();
+        ompi_spc_report();
     }
     spc_running = false;
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {

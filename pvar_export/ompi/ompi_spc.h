@@ -1,9 +1,7 @@
 /*
- * ompi-spc's replacement for Open MPI 4.1.4's ompi/runtime/ompi_spc.h
- * (ompi_patches/build_ompi.sh copies it over upstream's).  The counter
- * catalogue and the update macros (SPC_RECORD, SPC_USER_OR_MPI,
- * SPC_TIMER_START/STOP, SPC_LEVEL_ADD) come from the SPC core's spc/spc.h;
- * this header keeps the names Open MPI's call sites and MPI_Init/Finalize use.
+ * ompi-spc's replacement for Open MPI 4.1.4's ompi/runtime/ompi_spc.h: the
+ * names Open MPI's call sites and MPI_Init/Finalize use, on top of the SPC
+ * core's spc/spc.h (catalogue and update macros).
  */
 #ifndef OMPI_SPC
 #define OMPI_SPC
@@ -25,6 +23,8 @@ typedef uint64_t ompi_spc_value_t;
  * report and retires the variables (MPI_Finalize). */
 void ompi_spc_init(void);
 void ompi_spc_fini(void);
+/* The mpi_spc_dump_enabled table and mpi_spc_dump_file CSV (ompi_spc_report.c). */
+void ompi_spc_report(void);
 
 #if SPC_ENABLE == 1
 #define SPC_INIT() ompi_spc_init()

@@ -1,26 +1,10 @@
 /*
- * Every SPC counter as a PAPI software-defined event (SDE), named
- * sde:::ompi_spc::OMPI_SPC_<NAME>.
- *
- * libspc_papi registers the whole catalogue with libsde when it is loaded
- * (libmpi of the spc build links it and calls spc_papi_register from
- * MPI_Init), so events exist before MPI_Init and PAPI finds them whether it
- * is initialised before or after MPI_Init.
- * Values come from read callbacks that sum the shards and convert timer
- * ticks (spc_read): a PAPI read costs nothing on the fast path.
- *
- * Enabling.  libsde offers a library read callbacks only.  PAPI_start reads
- * every event of the event set once, through sde_ti_reset_counter
- * (PAPI 7.0.0 src/components/sde/sde.c:218 -> sde_lib/sde_lib_ti.c:182), and
- * no read of an event can come before its event set's first start, so the
- * first read of an event is its first PAPI_start: it takes one reference on
- * the counter (spc_counter_enable), as an MPI_T handle or mpi_spc_attach
- * does, so MPI_T users cannot turn off what PAPI reads and the other way
- * round.  PAPI_stop reaches no code of ours (sde.c:265-290 touches only the
- * overflow timer), so that reference is held until the process ends.
- *
- * No counter groups, and papi_sde_shutdown is never called: PAPI 7.0.0
- * frees grouped counters twice on shutdown.
+ * Every SPC counter as a PAPI software-defined event (SDE),
+ * sde:::ompi_spc::OMPI_SPC_<NAME>, registered when the library is loaded
+ * (libmpi of the spc build links it), so the events exist before MPI_Init.
+ * Values come from read callbacks (spc_read): nothing on the fast path.
+ * No counter groups and no papi_sde_shutdown: PAPI 7.0.0 frees grouped
+ * counters twice on shutdown.
  */
 #include <sde_lib.h>
 #include <stdint.h>
@@ -28,10 +12,17 @@
 #include "spc/spc.h"
 #include "spc_papi.h"
 
-#define SPC_PAPI_LIBRARY "ompi_spc"
-
 static unsigned char papi_reference[OMPI_SPC_NUM_COUNTERS];
 
+/* libsde offers a library read callbacks only.  PAPI_start reads every event
+ * of its event set once, through sde_ti_reset_counter (PAPI 7.0.0
+ * src/components/sde/sde.c:218 -> sde_lib/sde_lib_ti.c:182), and no read of
+ * an event comes before its event set's first start, so an event's first
+ * read is its first PAPI_start: it takes one reference on the counter, as an
+ * MPI_T handle or mpi_spc_attach does, so MPI_T users cannot turn off what
+ * PAPI reads and the other way round.  PAPI_stop reaches no code of ours
+ * (sde.c:265-290 touches only the overflow timer), so that reference is held
+ * until the process ends. */
 static long long read_counter(void *param)
 {
     int id = (int)(intptr_t)param;
@@ -54,7 +45,7 @@ static papi_handle_t register_catalogue(const papi_sde_fptr_struct_t *sde)
 {
     papi_handle_t library = sde->init(SPC_PAPI_LIBRARY);
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        const spc_counter_info *counter = &spc_counters[id];
+        const spc_counter_info *counter = &spc_counter_infos[id];
         sde->register_counter_cb(library, counter->name, sde_mode(counter->kind),
                                  PAPI_SDE_long_long, read_counter, (void *)(intptr_t)id);
         sde->describe_counter(library, counter->name, counter->description);

@@ -1,0 +1,122 @@
+/*
+ * The finalize report of ompi-spc (built into Open MPI by patch 0012): with
+ * mpi_spc_dump_enabled, rank 0 prints min / mean / max over ranks of every
+ * counter; with mpi_spc_dump_file it also writes every rank's values as CSV.
+ */
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ompi/mca/coll/coll.h"
+#include "ompi/runtime/ompi_spc.h"
+#include "ompi/runtime/params.h"
+#include "opal/util/output.h"
+
+/* Min, mean, max and the rank of the max of every counter, from three
+ * reductions to rank 0: no rank gathers every value, and all buffers are on
+ * the stack, so no rank can fail to allocate and leave the others waiting. */
+static void print_table(const unsigned long long *values, ompi_communicator_t *world)
+{
+    const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
+    struct { long value; int rank; } mine[OMPI_SPC_NUM_COUNTERS], max[OMPI_SPC_NUM_COUNTERS];
+    unsigned long long min[OMPI_SPC_NUM_COUNTERS], sum[OMPI_SPC_NUM_COUNTERS];
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        mine[id].value = (long)values[id];
+        mine[id].rank = rank;
+    }
+    world->c_coll->coll_reduce(values, min, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
+                               0, world, world->c_coll->coll_reduce_module);
+    world->c_coll->coll_reduce(values, sum, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                               0, world, world->c_coll->coll_reduce_module);
+    world->c_coll->coll_reduce(mine, max, OMPI_SPC_NUM_COUNTERS, MPI_LONG_INT, MPI_MAXLOC, 0,
+                               world, world->c_coll->coll_reduce_module);
+    if (0 != rank) {
+        return;
+    }
+    /* One write to one stream, so no line of it interleaves with another. */
+    char text[(OMPI_SPC_NUM_COUNTERS + 6) * 160];
+    size_t used = 0;
+    int zero = 0;
+    used += snprintf(text + used, sizeof text - used,
+                     "Open MPI software-based performance counters, %d ranks "
+                     "(counters that were 0 on every rank are left out)\n"
+                     "%-36s %-12s %16s %18s %16s %8s\n", size, "counter", "unit", "min",
+                     "mean", "max", "max rank");
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        if (0 == max[id].value) {
+            ++zero;
+            continue;
+        }
+        used += snprintf(text + used, sizeof text - used, "%-36s %-12s %16llu %18.1f %16ld %8d\n",
+                         spc_counter_infos[id].name, spc_unit_name(spc_counter_infos[id].unit), min[id],
+                         (double)sum[id] / size, max[id].value, max[id].rank);
+    }
+    snprintf(text + used, sizeof text - used, "(%d of %d counters were 0 on every rank)\n", zero,
+             OMPI_SPC_NUM_COUNTERS);
+    fputs(text, stdout);
+    fflush(stdout);
+}
+
+/* Every rank's values to rank 0, which writes them as CSV.  The ranks first
+ * agree that rank 0 could allocate, so a failed allocation skips the file
+ * instead of leaving the others in a gather. */
+static void write_csv(const char *path, const unsigned long long *values,
+                      ompi_communicator_t *world)
+{
+    const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
+    unsigned long long *all = NULL;
+    int ready = 1, all_ready = 0;
+    if (0 == rank) {
+        all = malloc((size_t)size * OMPI_SPC_NUM_COUNTERS * sizeof *all);
+        ready = NULL != all;
+    }
+    world->c_coll->coll_allreduce(&ready, &all_ready, 1, MPI_INT, MPI_MIN, world,
+                                  world->c_coll->coll_allreduce_module);
+    if (!all_ready) {
+        if (0 == rank) {
+            opal_output(0, "spc: no memory for the values of %d ranks: %s not written", size, path);
+        }
+        return;
+    }
+    world->c_coll->coll_gather(values, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, all,
+                               OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, 0, world,
+                               world->c_coll->coll_gather_module);
+    if (0 != rank) {
+        return;
+    }
+    FILE *csv = fopen(path, "w");
+    if (NULL == csv) {
+        opal_output(0, "spc: cannot write mpi_spc_dump_file %s: %s", path, strerror(errno));
+    } else {
+        fputs("rank,counter,value,unit\n", csv);
+        for (int r = 0; r < size; ++r) {
+            for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+                fprintf(csv, "%d,%s,%llu,%s\n", r, spc_counter_infos[id].name,
+                        all[(size_t)r * OMPI_SPC_NUM_COUNTERS + id], spc_unit_name(spc_counter_infos[id].unit));
+            }
+        }
+        if (0 != fclose(csv)) {
+            opal_output(0, "spc: error writing mpi_spc_dump_file %s: %s", path, strerror(errno));
+        }
+    }
+    free(all);
+}
+
+void ompi_spc_report(void)
+{
+    unsigned long long values[OMPI_SPC_NUM_COUNTERS];
+    uint64_t snapshot[OMPI_SPC_NUM_COUNTERS];
+    /* before the report's own traffic moves the MPI byte counters */
+    spc_read_all(snapshot, OMPI_SPC_NUM_COUNTERS);
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        values[id] = snapshot[id];
+    }
+    ompi_communicator_t *world = &ompi_mpi_comm_world.comm;
+    print_table(values, world);
+    if (NULL != ompi_mpi_spc_dump_file && '\0' != ompi_mpi_spc_dump_file[0]) {
+        write_csv(ompi_mpi_spc_dump_file, values, world);
+    }
+}
