@@ -1,0 +1,153 @@
+"""Tests spc-check-binary against the spc build on real binaries: yes for
+Debian's mpi4py (its extension module and a Python script), a C program from
+Debian's mpicc, a C++ program on Debian's C++ bindings (which also runs and
+counts), and Debian's lammps (through the copy installed in the prefix); no,
+with the reason, for programs on the Fortran bindings (`use mpi`, `use
+mpi_f08`; started anyway, they stop with the stand-in's message, not a symbol
+lookup error), one whose DT_RPATH pins another libmpi, one that copies
+ompi_mpi_comm_world at another size, a static one and one without MPI; exit
+2 with a message for bad input.
+
+usage: /usr/bin/python3 check_checker.py PREFIX CHECKER SYSTEM_PING_C FORTRAN_MPI_F90
+           FORTRAN_F08_F90 CXX_BINDINGS_CC SCRATCH"""
+import os
+import re
+import sys
+import tempfile
+
+from common import check, expect_counters, finish, mpirun_env, read_counters, run
+
+DEBIAN_LIB = "/usr/lib/x86_64-linux-gnu"
+
+
+def verdict(checker, prefix, program, status, *phrases):
+    """Runs the checker on program; checks its exit status and that each phrase is in its output."""
+    result = run([checker, "--prefix", prefix, program])
+    output = result.stdout + result.stderr
+    check(result.returncode == status, f"{program}: exit {result.returncode}, expected {status}")
+    check("Traceback" not in output, f"{program}: the checker crashed")
+    for phrase in phrases:
+        check(phrase in output, f"{program}: no '{phrase}' in the answer")
+    return output
+
+
+def symbol_size(path, name):
+    """st_size of a dynamic symbol, read with readelf (independent of the checker)."""
+    for line in run(["readelf", "--dyn-syms", "-W", path]).stdout.splitlines():
+        fields = line.split()
+        if len(fields) >= 8 and fields[7] == name and fields[6] != "UND":
+            return int(fields[2], 0)
+    return None
+
+
+def main():
+    if len(sys.argv) != 8:
+        sys.exit(__doc__)
+    prefix, checker, ping_c, fortran_mpi, fortran_f08, cxx_cc, scratch = sys.argv[1:]
+    prefix = os.path.realpath(prefix)
+    os.makedirs(scratch, exist_ok=True)
+    ours = os.path.join(prefix, "lib", "libmpi.so.40")
+    with tempfile.TemporaryDirectory(dir=scratch) as folder:
+        def path(name):
+            return os.path.join(folder, name)
+
+        # Yes: Debian's mpi4py, as its extension module and as a script.
+        found = run(["/usr/bin/python3", "-c",
+                     "import importlib.util as u; print(u.find_spec('mpi4py.MPI').origin)"])
+        extension = found.stdout.strip()
+        check(extension.startswith("/usr/lib/python3/dist-packages/mpi4py/"), "no Debian mpi4py")
+        verdict(checker, prefix, extension, 0, "yes:", f"libmpi.so.40 (needed by {extension}) -> "
+                f"{os.path.realpath(ours)}")
+        with open(path("hello.py"), "w") as f:
+            f.write("#!/usr/bin/python3\nfrom mpi4py import MPI\nprint(MPI.COMM_WORLD.rank)\n")
+        verdict(checker, prefix, path("hello.py"), 0, "yes:", f"MPI comes from {extension}")
+
+        # Yes: a C program from Debian's mpicc, whose copied ompi_mpi_comm_world matches ours.
+        run(["/usr/bin/mpicc.openmpi", "-o", path("system_ping"), ping_c])
+        size = symbol_size(path("system_ping"), "ompi_mpi_comm_world")
+        check(size is not None and size == symbol_size(ours, "ompi_mpi_comm_world"),
+              "system_ping does not copy an ompi_mpi_comm_world of our size")
+        verdict(checker, prefix, path("system_ping"), 0, "yes:",
+                f"copies ompi_mpi_comm_world into itself: {size} bytes, the same size here")
+
+        # Yes: C++ bindings from the system over our libmpi; it runs and counts.
+        run(["/usr/bin/mpicxx.openmpi", "-o", path("cxx_bindings"), cxx_cc])
+        verdict(checker, prefix, path("cxx_bindings"), 0, "yes:",
+                f"libmpi_cxx.so.40 (needed by {path('cxx_bindings')}) -> {DEBIAN_LIB}/libmpi_cxx.so.40")
+        result = run([os.path.join(prefix, "bin", "mpirun"), "-np", "2", "--mca", "mpi_spc_attach", "SEND,RECV",
+                      "--mca", "mpi_spc_dump_enabled", "true", "--mca", "mpi_spc_dump_file", path("cxx.csv"),
+                      path("cxx_bindings"), "9"], env=mpirun_env(prefix))
+        check(result.returncode == 0 and "(ompi-spc spc)" in result.stdout, "cxx_bindings did not run on ours")
+        if check(os.path.exists(path("cxx.csv")), "cxx_bindings wrote no CSV"):
+            expect_counters(read_counters(path("cxx.csv")), {(0, "SEND"): 9, (1, "RECV"): 9}, "cxx_bindings")
+
+        # Yes: Debian's lammps, asked by name of the checker installed in the prefix.
+        installed = os.path.join(prefix, "bin", "spc-check-binary")
+        result = run([installed, "lmp"])
+        check(result.returncode == 0 and "yes: /usr/bin/lmp" in result.stdout,
+              "the installed checker does not say yes for lmp")
+        check(f"{DEBIAN_LIB}/liblammps.so.0" in result.stdout, "it does not say liblammps needs libmpi")
+
+        # No: the Fortran bindings (use mpi, use mpi_f08) from Debian's mpifort; started
+        # anyway, each stops with the stand-in's message, not a symbol lookup error.
+        for name, source, library in (("fortran_mpi", fortran_mpi, "libmpi_mpifh.so.40"),
+                                      ("fortran_f08", fortran_f08, "libmpi_usempif08.so.40")):
+            run(["/usr/bin/mpifort.openmpi", "-o", path(name), source])
+            verdict(checker, prefix, path(name), 1, "no:", library, "Open MPI's Fortran",
+                    "configured with --disable-mpi-fortran")
+            result = run([os.path.join(prefix, "bin", "mpirun"), "-np", "2", path(name)], env=mpirun_env(prefix))
+            output = result.stdout + result.stderr
+            check(result.returncode != 0, f"{name} ran")
+            check(f"{name} needs {library}, Open MPI's Fortran bindings" in output,
+                  f"no clear message when {name} starts")
+            check("symbol lookup error" not in output, f"{name} still ends in a symbol lookup error")
+
+        # No: a DT_RPATH that pins the system's libmpi wins over LD_LIBRARY_PATH.
+        run(["/usr/bin/mpicc.openmpi", "-o", path("pinned"), ping_c,
+             f"-Wl,--disable-new-dtags,-rpath,{DEBIAN_LIB}"])
+        verdict(checker, prefix, path("pinned"), 1, "no:", f"would still load from {DEBIAN_LIB}/libmpi.so",
+                "DT_RPATH")
+
+        # No: a program linked against a libmpi.so.40 whose ompi_mpi_comm_world is 256 bytes.
+        os.makedirs(path("other"))
+        with open(path("other.c"), "w") as f:
+            f.write("char ompi_mpi_comm_world[256];\n")
+        with open(path("copies.c"), "w") as f:
+            f.write("extern char ompi_mpi_comm_world[256];\nint main(void) { return ompi_mpi_comm_world[0]; }\n")
+        run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libmpi.so.40", "-o", path("other/libmpi.so.40"), path("other.c")])
+        run(["gcc", "-o", path("copies"), path("copies.c"), path("other/libmpi.so.40")])
+        ours_size = symbol_size(ours, "ompi_mpi_comm_world")
+        verdict(checker, prefix, path("copies"), 1, "no:",
+                f"copies ompi_mpi_comm_world into itself as 256 bytes, but this libmpi's is {ours_size} bytes")
+
+        # No: static, no MPI at all, a script that loads no MPI.
+        with open(path("hello.c"), "w") as f:
+            f.write("int main(void) { return 0; }\n")
+        run(["gcc", "-static", "-o", path("static"), path("hello.c")])
+        verdict(checker, prefix, path("static"), 1, "no:", "statically linked")
+        verdict(checker, prefix, "/bin/ls", 1, "no:", "does not use MPI")
+        with open(path("script.sh"), "w") as f:
+            f.write("#!/bin/sh\necho hi\n")
+        verdict(checker, prefix, path("script.sh"), 1, "no:", "a script run by /bin/sh")
+
+        # Bad input: exit 2 and a message, never a traceback.
+        with open(path("notes.txt"), "w") as f:
+            f.write("plain text\n")
+        with open(path("broken"), "wb") as f:
+            f.write(b"\x7fELF\x02\x01\x01" + b"\0" * 20)
+        verdict(checker, prefix, path("missing"), 2, "no such file")
+        verdict(checker, prefix, folder, 2, "is not a file")
+        verdict(checker, prefix, path("notes.txt"), 2, "neither an ELF file nor a script")
+        verdict(checker, prefix, path("broken"), 2, "not a valid ELF file")
+        verdict(checker, path("nowhere"), "/bin/ls", 2, "no Open MPI build at")
+        for args, status, phrase in (([], 2, "SYNOPSIS"), (["--help"], 0, "EXIT STATUS"),
+                                     (["--prefix"], 2, "--prefix needs a folder"),
+                                     (["a", "b"], 2, "exactly one PROGRAM")):
+            result = run([checker] + args)
+            check(result.returncode == status and phrase in result.stdout + result.stderr,
+                  f"spc-check-binary {' '.join(args)}: exit {result.returncode}, expected {status} and '{phrase}'")
+    finish()
+
+
+if __name__ == "__main__":
+    main()
