@@ -7,17 +7,30 @@ set -euo pipefail
 packages=(meson ninja-build g++ pkg-config python3 binutils libgtest-dev libbenchmark-dev
           make patch xz-utils ccache flex libhwloc-dev libevent-dev
           libpapi-dev papi-tools libsde1 python3-pandas python3-matplotlib valgrind)
-missing=()
-for package in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# Debian's own Open MPI 4.1.4 and programs built against it, which the tests
+# of tools/ run with our libmpi (installed beside ours on purpose: a test
+# checks that our build still links ours).  Without Recommends: lammps would
+# pull in about 200 MB of documentation and examples.
+without_recommends=(openmpi-bin libopenmpi-dev python3-mpi4py lammps python3-pyelftools)
+
+# missing PACKAGE...: those not installed.
+missing() {
+    local package
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || echo "$package"
+    done
+}
+missing=($(missing "${packages[@]}"))
+missing_lean=($(missing "${without_recommends[@]}"))
+[ ${#missing[@]} -eq 0 ] && [ ${#missing_lean[@]} -eq 0 ] && exit 0
 
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { echo "install_deps.sh: missing ${missing[*]}; run me as root" >&2; exit 1; }
+    command -v sudo >/dev/null || { echo "install_deps.sh: missing ${missing[*]} ${missing_lean[*]}; run me as root" >&2; exit 1; }
     sudo=(sudo)
 fi
-echo "installing: ${missing[*]}"
+echo "installing: ${missing[*]} ${missing_lean[*]}"
 "${sudo[@]}" apt-get update -qq
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+install=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq)
+[ ${#missing[@]} -eq 0 ] || "${install[@]}" "${missing[@]}" >/dev/null
+[ ${#missing_lean[@]} -eq 0 ] || "${install[@]}" --no-install-recommends "${missing_lean[@]}" >/dev/null
