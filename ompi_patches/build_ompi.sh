@@ -87,7 +87,8 @@ configure_env=()
 if [ "$variant" != upstream ]; then
     # What the installed core and the patched tree are made of (not tests).
     ours=(meson.build meson_options.txt spc/meson.build spc/include spc/src pvar_export/meson.build
-          pvar_export/ompi pvar_export/papi ompi_patches/series)
+          pvar_export/ompi pvar_export/papi ompi_patches/series
+          tools/meson.build tools/spc-env tools/spc-check-binary tools/missing_bindings.c tools/examples)
     while read -r patch_name; do
         ours+=("ompi_patches/$patch_name")
     done < <(grep -v '^\s*\(#\|$\)' "$repo/ompi_patches/series")
