@@ -256,6 +256,45 @@ static void check_bytes(void)
     MPI_OK(MPI_T_pvar_session_free(&session));
 }
 
+/* Matched probes: the receiver counts its own calls, the counters must agree. */
+static void check_matched_probes(void)
+{
+    enum { BLOCKING = 3, NONBLOCKING = 4 };
+    MPI_T_pvar_session session;
+    MPI_OK(MPI_T_pvar_session_create(&session));
+    const char *names[] = {"MPROBE", "MRECV", "IMPROBE", "IMRECV"};
+    MPI_T_pvar_handle handles[4];
+    for (int i = 0; i < 4; ++i) {
+        handles[i] = started_handle(session, names[i]);
+    }
+    unsigned long long improbe_calls = 0;
+    int value = 0;
+    for (int i = 0; i < BLOCKING + NONBLOCKING; ++i) {
+        if (test_rank == 0) {
+            MPI_OK(MPI_Send(&i, 1, MPI_INT, 1, 11, MPI_COMM_WORLD));
+            continue;
+        }
+        MPI_Message message;
+        if (i < BLOCKING) {
+            MPI_OK(MPI_Mprobe(0, 11, MPI_COMM_WORLD, &message, MPI_STATUS_IGNORE));
+            MPI_OK(MPI_Mrecv(&value, 1, MPI_INT, &message, MPI_STATUS_IGNORE));
+        } else {
+            MPI_Request request;
+            for (int flag = 0; !flag; ++improbe_calls) {
+                MPI_OK(MPI_Improbe(0, 11, MPI_COMM_WORLD, &flag, &message, MPI_STATUS_IGNORE));
+            }
+            MPI_OK(MPI_Imrecv(&value, 1, MPI_INT, &message, &request));
+            MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+        }
+        CHECK(value == i, "message %d arrived as %d", i, value);
+    }
+    const unsigned long long expected[4] = {BLOCKING, BLOCKING, improbe_calls, NONBLOCKING};
+    for (int i = 0; i < 4; ++i) {
+        CHECK_EQ_U64(read_handle(session, handles[i]), test_rank == 1 ? expected[i] : 0, names[i]);
+    }
+    MPI_OK(MPI_T_pvar_session_free(&session));
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -274,6 +313,7 @@ int main(int argc, char **argv)
     check_misuse();
     check_sessions();
     check_bytes();
+    check_matched_probes();
 
     /* A handle that outlives MPI_Finalize: reading it is an error, not a crash. */
     MPI_T_pvar_session late;

@@ -1,4 +1,4 @@
-// The catalogue: upstream's names in upstream's order, plus OOS_MATCH_TIME;
+// The catalogue: upstream's names in upstream's order, then ours;
 // every counter in exactly one leaf category; a well-formed category tree.
 #include <gtest/gtest.h>
 
@@ -20,16 +20,19 @@ bool is_leaf(int category)
     return true;
 }
 
-TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderPlusOosMatchTime)
+TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
 {
     // Upstream 4.1.4 has 108 counters, SEND first and MAX_OOS_IN_QUEUE last
-    // (ompi/runtime/ompi_spc.h:52-161); the paper's OOS_MATCH_TIME follows.
-    ASSERT_EQ(OMPI_SPC_NUM_COUNTERS, 109);
+    // (ompi/runtime/ompi_spc.h:52-161); the paper's OOS_MATCH_TIME follows,
+    // then the matched probes (patch 0013).
+    ASSERT_EQ(OMPI_SPC_NUM_COUNTERS, 112);
     EXPECT_EQ(OMPI_SPC_SEND, 0);
     EXPECT_EQ(OMPI_SPC_CANCEL, 94);
     EXPECT_EQ(OMPI_SPC_BYTES_RECEIVED_USER, 95);
     EXPECT_EQ(OMPI_SPC_MAX_OOS_IN_QUEUE, 107);
     EXPECT_EQ(OMPI_SPC_OOS_MATCH_TIME, 108);
+    EXPECT_EQ(OMPI_SPC_MPROBE, 109);
+    EXPECT_EQ(OMPI_SPC_IMRECV, 111);
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_SENDRECV_REPLACE].name, "OMPI_SPC_SENDRECV_REPLACE");
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_SEND].description, "The number of times MPI_Send was called.");
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_NEIGHBOR_ALLGATHERV_INIT].description,
