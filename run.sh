@@ -1,29 +1,39 @@
 #!/usr/bin/env bash
-# The main job: installs the Debian packages it needs, builds the three Open
-# MPI builds (cached by content hash), shows the counters at work, then runs
-# the overhead study of the SPC paper (seed 004, sections 5 and 6) on our
-# implementation and on upstream Open MPI 4.1.4's, side by side.  Each step
-# is saved under OUT (default results/<UTC time>):
-#   demo/        an MPI program's counters read through MPI_T and PAPI, and the finalize report
-#   microbench/  fast-path and read micro-benchmarks: JSON of every repetition, table.md
-#   callgrind/   instructions per message in PMPI_Send and the receive match path
-#   netpipe/     NetPIPE latency and bandwidth sweeps: raw outputs, overhead plots, tables
-#   pairwise/    the multi-threaded pairwise benchmark (Table 3) and message rates
-#   ab/          the in-process A/B ping-pong (counters on and off in one pair of processes)
-#   summary.md   every table, with date, machine and this command; meta.json
-# A step that fails is recorded and the others still run; the exit status
-# is non-zero if any failed.
+# The main job: installs what it needs, builds the three Open MPI builds, shows
+# the counters at work, then runs the overhead study of the SPC paper on our
+# counters and upstream's.  ./run.sh --help lists the steps and what they save.
 set -uo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")" || exit 2
 
 all_steps="demo,microbench,callgrind,netpipe,pairwise,ab"
 usage() {
     cat <<USAGE
 usage: ./run.sh [--profile short|full] [--only STEPS] [--out DIR]
-  --profile short|full  short (default): a few minutes in all, for a look; full:
-                        10 rounds of everything, about 20 minutes here
+  --profile short|full  short (default): 2.5 to 4 minutes here, 3 rounds, for a
+                        look; full: 10 rounds of everything, about 20 minutes here
   --only STEPS          comma list of steps to run (default: $all_steps)
-  --out DIR             where results go (default results/<UTC time>)
+  --out DIR             where results go (default results/<UTC time>, inside this
+                        repository, where a run worth keeping is committed from)
+
+Steps, each saved in its folder of DIR:
+  demo        an MPI program's counters read through MPI_T and PAPI, and the
+              finalize report (output.txt)
+  microbench  fast-path and read micro-benchmarks: JSON of every repetition, table.md
+  callgrind   instructions per message in PMPI_Send and the receive match path
+              (summary.md)
+  netpipe     NetPIPE latency and bandwidth sweeps: overhead figures,
+              netpipe_summary.md
+  pairwise    the multi-threaded pairwise benchmark (Table 3) and message rates
+              (report.md, with the A/B's tables)
+  ab          the in-process A/B ping-pong (counters on and off in one pair of
+              processes)
+The campaign steps (callgrind, netpipe, pairwise, ab) also keep meta.json,
+runs.jsonl (one record per run) and raw.tar.xz (every run's raw output).
+DIR/summary.md gathers every table with the date, machine and command;
+DIR/meta.json has the machine and builds.  The Open MPI builds are brought up
+to date first; a build replaced while a step runs stops that step with a
+message.  A step that fails is recorded and the others still run; the exit
+status is non-zero if any failed.
 USAGE
 }
 
@@ -50,8 +60,8 @@ for step in "${chosen[@]}"; do
 done
 mkdir -p "$out" || { echo "run.sh: cannot create $out" >&2; exit 2; }
 out=$(cd "$out" && pwd)
-cache=${SPC_CACHE:-/var/cache/ompi-spc}
 command_line="./run.sh --profile $profile --only $steps --out $out"
+analysis=/usr/bin/python3  # Debian's pandas and matplotlib import only under it
 failed=()
 
 ./install_deps.sh || { echo "run.sh: installing the Debian packages failed" >&2; exit 1; }
@@ -59,29 +69,57 @@ echo "== Open MPI builds spc, nospc, upstream (cached by content hash; a cold on
 for variant in spc nospc upstream; do
     ompi_patches/build_ompi.sh "$variant" >/dev/null || { echo "run.sh: the $variant build failed" >&2; exit 1; }
 done
+cache=$(ompi_patches/build_ompi.sh --where)
+spc_prefix=$(ompi_patches/build_ompi.sh --cached spc) || exit 1
+mapfile -t root_env < <(grep -Ev '^[[:space:]]*(#|$)' ompi_patches/run_as_root.env)
 
-# The programs of the study come from one build folder, built against the
-# cached spc build (for the PAPI and MPI_T read benchmark).
+# The study's programs come from one build folder, built against the cached
+# spc build (for the PAPI and MPI_T read benchmark).
 study_build=build/study
-if [ ! -f "$study_build/build.ninja" ]; then
-    meson setup "$study_build" -Dompi_cache="$cache" >/dev/null || exit 1
-fi
+study_options=("ompi_cache=$cache")
+
+# configured NAME: the value of meson option NAME in the study build folder.
+configured() {
+    meson introspect "$study_build" --buildoptions 2>/dev/null |
+        python3 -c 'import json, sys; print(next((str(o["value"]) for o in json.load(sys.stdin) if o["name"] == sys.argv[1]), ""))' "$1"
+}
+
+# configure_study_build: sets the folder up, or reconfigures it when the
+# cache folder or another option differs from what it was configured with.
+configure_study_build() {
+    local log=$study_build.setup.log option stale=()
+    local flags=("${study_options[@]/#/-D}")
+    if [ ! -f "$study_build/build.ninja" ]; then
+        meson setup "$study_build" "${flags[@]}" >"$log" 2>&1 && return 0
+        echo "run.sh: meson setup of $study_build failed; last lines of $log:" >&2
+    else
+        for option in "${study_options[@]}"; do
+            [ "$(configured "${option%%=*}")" = "${option#*=}" ] ||
+                stale+=("${option%%=*} was '$(configured "${option%%=*}")', now '${option#*=}'")
+        done
+        [ ${#stale[@]} -eq 0 ] && return 0
+        echo "== reconfiguring $study_build: ${stale[*]}"
+        { meson configure "$study_build" "${flags[@]}" || meson setup --wipe "$study_build" "${flags[@]}"; } >"$log" 2>&1 &&
+            return 0
+        echo "run.sh: $study_build cannot be reconfigured (${stale[*]}); remove it to start afresh; last lines of $log:" >&2
+    fi
+    tail -20 "$log" >&2
+    return 1
+}
+configure_study_build || exit 1
 ninja -C "$study_build" bench/spc_bench bench/spc_read_bench bench/spc_demo >/dev/null || { echo "run.sh: building the benchmarks failed" >&2; exit 1; }
 
-/usr/bin/python3 - "$out/meta.json" "$command_line" "$profile" <<'PY'
-import json, os, sys
+python3 - "$out/meta.json" "$command_line" "$profile" >/dev/null <<'PY' || exit 1
+import json, sys
 sys.path.insert(0, "netpipe_runs")
 import study
-prefixes = {v: os.path.join(os.environ.get("SPC_CACHE", "/var/cache/ompi-spc"), "prefix", v)
-            for v in ("spc", "nospc", "upstream")}
-json.dump({"command": sys.argv[2], "profile": sys.argv[3], "machine": study.machine(),
-           "builds": {v: study.build_info(p) for v, p in prefixes.items()}},
-          open(sys.argv[1], "w"), indent=2)
+builds = {v: study.build_info(study.build(v, cached=True)) for v in study.VARIANTS}
+with open(sys.argv[1], "w") as f:
+    json.dump({"command": sys.argv[2], "profile": sys.argv[3], "machine": study.machine(), "builds": builds}, f,
+              indent=2)
 PY
 
-mpirun_spc() {
-    env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$cache/prefix/spc/bin/mpirun" "$@"
-}
+mpirun_spc() { env "${root_env[@]}" "$spc_prefix/bin/mpirun" "$@"; }
 demo() {
     mkdir -p "$out/demo"
     mpirun_spc -np 2 --bind-to core --mca btl self,vader --mca mpi_spc_dump_enabled true \
@@ -95,13 +133,14 @@ microbench() {
         --benchmark_out="$out/microbench/bench.json" --benchmark_out_format=json &&
     mpirun_spc -np 1 --bind-to core "$study_build/bench/spc_read_bench" "${options[@]}" \
         --benchmark_out="$out/microbench/reads.json" --benchmark_out_format=json &&
-    python3 analysis/microbench_table.py "$out/microbench/bench.json" "$out/microbench/reads.json" \
+    $analysis analysis/microbench_table.py "$out/microbench/bench.json" "$out/microbench/reads.json" \
         --out "$out/microbench/table.md"
 }
-callgrind() { python3 netpipe_runs/callgrind_counts.py --messages "$messages" --out "$out/callgrind"; }
-netpipe() { python3 netpipe_runs/netpipe_sweep.py --profile "$profile" --out "$out/netpipe"; }
-pairwise() { python3 netpipe_runs/pairwise_runs.py --profile "$profile" --out "$out/pairwise"; }
-ab() { python3 netpipe_runs/ab_runs.py --profile "$profile" --out "$out/ab"; }
+# The campaigns take the builds as they are now (--cached): never a rebuild under a running study.
+callgrind() { python3 bench/callgrind_counts.py --cached --messages "$messages" --out "$out/callgrind"; }
+netpipe() { python3 netpipe_runs/netpipe_sweep.py --cached --profile "$profile" --out "$out/netpipe"; }
+pairwise() { python3 bench/pairwise_runs.py --cached --profile "$profile" --out "$out/pairwise"; }
+ab() { python3 bench/ab_runs.py --cached --profile "$profile" --out "$out/ab"; }
 
 started=$(date +%s)
 for k in "${!chosen[@]}"; do
@@ -111,18 +150,19 @@ for k in "${!chosen[@]}"; do
 done
 
 echo "== reports"
-# (Debian's pandas and matplotlib import only under /usr/bin/python3)
-if [ -d "$out/netpipe" ]; then
-    /usr/bin/python3 analysis/netpipe_report.py "$out/netpipe" >/dev/null || failed+=(netpipe-report)
-fi
+report() {  # report NAME SCRIPT ARGS...: runs an analysis script, counts a failure
+    local name=$1
+    shift
+    $analysis "$@" >/dev/null || failed+=("$name")
+}
+[ -d "$out/callgrind" ] && report callgrind-table analysis/callgrind_table.py "$out/callgrind"
+[ -d "$out/netpipe" ] && report netpipe-report analysis/netpipe_report.py "$out/netpipe"
 measured=()
 for folder in pairwise ab; do
     [ -d "$out/$folder" ] && measured+=("$out/$folder")
 done
-if [ ${#measured[@]} -gt 0 ]; then
-    /usr/bin/python3 analysis/pairwise_report.py "${measured[@]}" >/dev/null || failed+=(pairwise-report)
-fi
-python3 analysis/study_summary.py "$out" >/dev/null || failed+=(summary)
+[ ${#measured[@]} -gt 0 ] && report pairwise-report analysis/pairwise_report.py "${measured[@]}"
+report summary analysis/study_summary.py "$out"
 echo "saved in $out after $(($(date +%s) - started)) s:"
 echo "  meta.json (machine, builds, command), and the tables and figures:"
 (cd "$out" && find . -name '*.md' -o -name '*.png' | sort | sed 's|^\./|  |')

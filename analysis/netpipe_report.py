@@ -5,18 +5,8 @@ transport, as in Figures 1, 2, 4 and 5 of Eberius et al. (EuroMPI/USA 2017).
 
 usage: /usr/bin/python3 analysis/netpipe_report.py RESULTS_DIR
 
-Overhead is paired by round: in round r, configuration c's one-way time at a
-size divided by the baseline's time at that size in the same round, minus 1.
-Plots and tables give the median of these per-round values and, as spread,
-their interquartile range (the CSV also has min and max).  One-way time is
-derived from NetPIPE's Mbps column, not its 10 ns seconds column.  The
-latency sweep supplies sizes up to its upper bound, the bandwidth sweep the
-larger ones.
-
 Writes into RESULTS_DIR: netpipe_summary.csv (per size), netpipe_summary.md
-(the table for people), fig1_all_off.png, fig2_all_on.png,
-fig4_table4_minus_match_time.png, fig5_ours_four.png, latency.png,
-bandwidth.png."""
+(the table for people) and the figures of FIGURES."""
 import json
 import os
 import sys
@@ -27,65 +17,64 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
+import campaign  # noqa: E402
+import netpipe  # noqa: E402
+
 SIZES_OF_NOTE = (1, 1024, 65536, 8388608)
 SWEEP_NOTE = "\nthe grey vertical line parts the latency sweep (left) from the bandwidth sweep (right, fewer repeats)"
 SWEEP_PRIORITY = {"latency": 0, "bandwidth": 1}  # the latency sweep has more repeats per size
 
-# (file, what the paper's figure shows, the configurations, paper figure)
+# (file, caption, what the paper's figure shows, the configurations, paper figure)
 PAPER_FIGURES = [
-    ("fig1_all_off", "SPC compiled in, all counters off", ["ours-off", "upstream-off"], "Figure 1"),
-    ("fig2_all_on", "all counters on", ["ours-all", "upstream-all"], "Figure 2"),
-    ("fig4_table4_minus_match_time", "Table 4 counters minus MATCH_TIME on", ["ours-table4-no-match"],
-     "Figure 4"),
-    ("fig5_ours_four", "ours: all off, all on, MATCH_TIME only, Table 4 minus MATCH_TIME",
+    ("fig1_all_off", "Figure 1: all counters compiled in and off", "SPC compiled in, all counters off",
+     ["ours-off", "upstream-off"], "Figure 1"),
+    ("fig2_all_on", "Figure 2: all counters on", "all counters on", ["ours-all", "upstream-all"], "Figure 2"),
+    ("fig4_table4_minus_match_time", "Figure 4: Table 4 counters minus MATCH_TIME",
+     "Table 4 counters minus MATCH_TIME on", ["ours-table4-no-match"], "Figure 4"),
+    ("fig5_ours_four", "Figure 5: our four configurations side by side",
+     "ours: all off, all on, MATCH_TIME only, Table 4 minus MATCH_TIME",
      ["ours-off", "ours-all", "ours-match-time", "ours-table4-no-match"],
      "Figure 5 (the paper shows Core only: the vader panel)"),
 ]
-
-
-def parse_netpipe(text):
-    """Rows (bytes, mbps, seconds_column, seconds) of a NetPIPE output file.
-
-    NetPIPE 3.7.2 src/netpipe.c line 962 computes
-        bwdata[n].bps = bwdata[n].bits / (bwdata[n].t * 1024 * 1024);
-    with bits = bytes * 8 (line 961, no -2), and lines 971-972 print bytes,
-    bps ("%lf", 6 decimals) and t ("%12.8lf", 10 ns steps).  So
-        t = bytes * 8 / (Mbps * 2**20)
-    recovers the one-way time to about 7 significant digits."""
-    rows = []
-    for line in text.splitlines():
-        fields = line.split()
-        if len(fields) != 3:
-            continue
-        try:
-            size, mbps, seconds_column = int(fields[0]), float(fields[1]), float(fields[2])
-        except ValueError:
-            continue
-        rows.append((size, mbps, seconds_column, size * 8 / (mbps * 2**20)))
-    return rows
+# (file, caption, column, axis label, logarithmic): time and throughput by size
+PERFORMANCE_FIGURES = [
+    ("latency", "Latency", "time_us_median", "one-way time (µs)", True),
+    ("bandwidth", "Bandwidth", "mbps_median", "throughput (Mbps, 2^20 bit/s)", False),
+]
+# Every figure this report writes, (file name, caption): the one list others read.
+FIGURES = [(f[0] + ".png", f[1]) for f in PAPER_FIGURES + PERFORMANCE_FIGURES]
 
 
 def load(results_dir):
-    """meta, manifest and one row per (run, size) of every run that is ok."""
+    """meta (its settings at the top level), the records, and one row per
+    (run, size) of every run that is ok; NetPIPE's output from raw/ or
+    raw.tar.xz."""
     with open(os.path.join(results_dir, "meta.json")) as f:
         meta = json.load(f)
-    with open(os.path.join(results_dir, "manifest.json")) as f:
-        manifest = json.load(f)
+    meta.update(meta.pop("settings", {}))
+    manifest = campaign.read_records(results_dir)
+    raw = campaign.RawFiles(results_dir)
     rows = []
     for run in manifest:
         if run["status"] != "ok":
             continue
-        with open(os.path.join(results_dir, run["output"])) as f:
-            for size, mbps, seconds_column, seconds in parse_netpipe(f.read()):
-                rows.append({"transport": run["transport"], "sweep": run["sweep"], "round": run["round"],
-                             "configuration": run["configuration"], "bytes": size, "mbps": mbps,
-                             "seconds_column": seconds_column, "seconds": seconds})
+        for size, mbps, seconds_column, seconds in netpipe.parse_output(raw.read(run["outputs"]["output"])):
+            rows.append({"transport": run["transport"], "sweep": run["sweep"], "round": run["round"],
+                         "configuration": run["configuration"], "bytes": size, "mbps": mbps,
+                         "seconds_column": seconds_column, "seconds": seconds})
     columns = ["transport", "sweep", "round", "configuration", "bytes", "mbps", "seconds_column", "seconds"]
     return meta, manifest, pd.DataFrame(rows, columns=columns)
 
 
 def paired_overheads(samples, baseline):
-    """Per round: configuration time / baseline time of the same round - 1, in %."""
+    """Per round: configuration time / baseline time of the same round - 1, in %.
+
+    In round r, configuration c's one-way time at a size (derived from
+    NetPIPE's Mbps column, not its 10 ns seconds column: netpipe.parse_output)
+    over the baseline's at that size in the same round, minus 1.  Plots and
+    tables give the median of these per-round values and, as spread, their
+    interquartile range (the CSV also has min and max)."""
     keys = ["transport", "sweep", "round", "bytes"]
     base = samples[samples.configuration == baseline][keys + ["seconds"]].rename(
         columns={"seconds": "baseline_seconds"})
@@ -230,7 +219,7 @@ def time_text(ns):
 def load_line(manifest):
     """Our own two ranks keep the 1-minute load average near 2 at most; more
     means other work shared the 2 cores during the sweep."""
-    loads = sorted(m["loadavg_1min_before"] for m in manifest if "loadavg_1min_before" in m)
+    loads = sorted(m["load_before"] for m in manifest if "load_before" in m)
     if not loads:
         return "- load average: not recorded"
     text = f"- 1-minute load average before each run: median {loads[len(loads) // 2]:.1f}, max {loads[-1]:.1f}"
@@ -290,11 +279,11 @@ def markdown(meta, manifest, merged, rounds):
                     cell(at(config["key"], s), rounds) for s in SIZES_OF_NOTE) + " |")
         lines.append("")
     if failed:
-        lines += ["## Failed runs", "", "Their stderr is in raw/ and in manifest.json.", ""]
+        lines += ["## Failed runs", "", "Their stderr is in the raw outputs and in runs.jsonl.", ""]
         groups = {}
         for m in failed:
             first = next((line.strip() for line in m.get("stderr_tail", "").splitlines() if line.strip()), "")
-            groups.setdefault((m["status"], m["reason"], first), []).append(os.path.basename(m["output"]))
+            groups.setdefault((m["status"], m["reason"], first), []).append(os.path.basename(m["outputs"]["output"]))
         for (status, reason, first), names in groups.items():
             lines.append(f"- {len(names)} {status}: {reason}" + (f" (`{first}`)" if first else "") + ": " +
                          ", ".join(names))
@@ -321,15 +310,13 @@ def main():
     merged = across_sweeps(summary)
     styles = style(meta)
     written = [os.path.join(out, "netpipe_summary.csv")]
-    for name, what, keys, paper in PAPER_FIGURES:
+    for name, _, what, keys, paper in PAPER_FIGURES:
         path = overhead_figure(meta, merged, styles, rounds, name, what, keys, paper, out)
         if path:
             written.append(path)
     merged = merged.assign(time_us_median=merged.time_ns_median / 1000)
-    written.append(performance_figure(meta, merged, styles, rounds, "time_us_median", "one-way time (µs)", True,
-                                      "latency", out))
-    written.append(performance_figure(meta, merged, styles, rounds, "mbps_median", "throughput (Mbps, 2^20 bit/s)",
-                                      False, "bandwidth", out))
+    for name, _, column, ylabel, logy in PERFORMANCE_FIGURES:
+        written.append(performance_figure(meta, merged, styles, rounds, column, ylabel, logy, name, out))
     text = markdown(meta, manifest, merged, rounds)
     with open(os.path.join(out, "netpipe_summary.md"), "w") as f:
         f.write(text)

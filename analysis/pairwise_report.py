@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Tables from the results of netpipe_runs/pairwise_runs.py and
-netpipe_runs/ab_runs.py: the Table 3 reproduction next to the paper's
-numbers, the message-rate comparison of the configurations, and the
-in-process A/B of counters on against off.
+"""Tables from the campaigns of bench/pairwise_runs.py and bench/ab_runs.py:
+the Table 3 reproduction next to the paper's numbers, the message-rate
+comparison of the configurations, and the in-process A/B of counters on
+against off.
 
 usage: /usr/bin/python3 analysis/pairwise_report.py RESULTS_DIR [RESULTS_DIR ...] [--out DIR]
 
@@ -14,12 +14,14 @@ Medians are over repetitions, with the range [min-max] as the spread."""
 import argparse
 import csv
 import datetime
-import gzip
 import json
 import os
 import shlex
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
+import campaign  # noqa: E402
 
 # Seed 004 (Eberius et al., EuroMPI/USA 2017), Table 3: W = 256, S = 64 B,
 # I = 100, vader, threads of each process on another socket of a dual
@@ -44,21 +46,16 @@ RATIOS = [("ours-off", "baseline"), ("ours-all", "ours-off"), ("ours-mpit", "our
 
 
 def load(folder):
+    """meta (its settings at the top level) and the records of a campaign."""
     try:
         with open(os.path.join(folder, "meta.json")) as f:
             meta = json.load(f)
-        # runs.jsonl.gz: a committed run, compressed to stay under the repository's file size limit
-        path = os.path.join(folder, "runs.jsonl")
-        with (open(path) if os.path.exists(path) else gzip.open(path + ".gz", "rt")) as f:
-            runs = [json.loads(line) for line in f if line.strip()]
+        runs = campaign.read_records(folder)
     except (OSError, json.JSONDecodeError) as error:
         sys.exit(f"pairwise_report.py: {folder} is not a results folder of the drivers: {error}")
+    meta.update(meta.pop("settings", {}))
     for run in runs:
         run["folder"] = folder
-        # a prefix rebuilt in place under a running campaign: not the build it claims
-        after = run.get("build_hash_after_run")
-        if run["status"] == "ok" and after is not None and after != run.get("build_hash"):
-            run["status"] = "build-changed"
     return meta, runs
 
 
@@ -104,7 +101,7 @@ def header_lines(metas, report_command):
              f"repository commit {machine['commit']}{' (with local changes)' if machine['dirty'] else ''}"]
     for meta in metas:
         builds = ", ".join(f"{v} {b.get('content_hash')}" for v, b in sorted(meta["builds"].items()))
-        lines.append(f"measured {meta['date']} ({meta['kind']}; builds: {builds}): "
+        lines.append(f"measured {meta['started']} ({meta['kind']}; builds: {builds}): "
                      f"cd {meta['cwd']} && {meta['command']}")
     lines.append(f"tables: {report_command}")
     return lines
@@ -308,11 +305,11 @@ def problems(runs):
     bad = [r for r in runs if r["status"] not in ("ok", "not-applicable")]
     if not bad:
         return []
-    rows = [[r["folder"], r["item"], r["status"], r.get("setup") or r.get("set"),
-             r.get("threads") or r.get("transport"), r["stderr"], last_line(r.get("stderr_tail"))]
+    rows = [[r["folder"], r["index"], r["status"], r.get("setup") or r.get("set"),
+             r.get("threads") or r.get("transport"), r["stderr"] or "-", last_line(r.get("stderr_tail"))]
             for r in bad]
     return ["## Runs that did not succeed\n", "Left out of the tables above.\n",
-            markdown_table(["folder", "item", "status", "setup/set", "T/transport", "stderr file",
+            markdown_table(["folder", "run", "status", "setup/set", "T/transport", "stderr file",
                             "last line of stderr"], rows) + "\n"]
 
 

@@ -1,12 +1,15 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Gathers the reports of one run of ./run.sh into OUT/summary.md: what was
 run, on what, and every table, with the NetPIPE figures linked.
 
-usage: study_summary.py OUT"""
+usage: /usr/bin/python3 analysis/study_summary.py OUT"""
 import json
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from netpipe_report import FIGURES  # noqa: E402
 
 # (heading, report inside OUT, step of run.sh that makes it)
 PARTS = [
@@ -16,14 +19,6 @@ PARTS = [
     ("NetPIPE overhead sweeps", "netpipe/netpipe_summary.md", "netpipe"),
     ("Pairwise benchmark and in-process A/B", "pairwise/report.md", "pairwise"),
     ("In-process A/B", "ab/report.md", "ab"),
-]
-FIGURES = [
-    ("fig1_all_off.png", "Figure 1: all counters compiled in and off"),
-    ("fig2_all_on.png", "Figure 2: all counters on"),
-    ("fig4_table4_minus_match_time.png", "Figure 4: Table 4 counters minus MATCH_TIME"),
-    ("fig5_ours_four.png", "Figure 5: our four configurations side by side"),
-    ("latency.png", "Latency"),
-    ("bandwidth.png", "Bandwidth"),
 ]
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Checks netpipe_report.py's parsing and per-round overhead arithmetic on a
-hand-written sweep: 3 rounds of the baseline and one configuration at 1 B
-and 1 KiB, plus one failed run.  Expected values are worked out by hand in
-the comments.  usage: /usr/bin/python3 analysis/test_netpipe_report.py"""
+hand-written sweep (raw outputs packed): 3 rounds of the baseline and one
+configuration at 1 B and 1 KiB, plus one failed run.  Expected values are
+worked out by hand in the comments.
+usage: /usr/bin/python3 analysis/test_netpipe_report.py"""
 import contextlib
 import io
 import json
@@ -13,6 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import netpipe_report as report  # noqa: E402
+from netpipe_report import campaign, netpipe  # noqa: E402
 
 MB = 2**20
 
@@ -34,35 +36,39 @@ def netpipe_text(mbps_1b, mbps_1k):
 
 
 def write_sweep(folder):
+    """A sweep folder as netpipe_sweep.py leaves it, raw outputs packed."""
     os.makedirs(os.path.join(folder, "raw"))
-    manifest = []
+    records = []
     for key, rounds in MBPS.items():
-        for r, (a, b) in enumerate(rounds):
-            name = f"raw/latency-vader-r{r:02d}-{key}.np"
+        for r, (a, b) in enumerate(rounds, 1):
+            name = f"raw/r{r:02d}-vader-latency-{key}.np"
             with open(os.path.join(folder, name), "w") as f:
                 f.write(netpipe_text(a, b))
-            manifest.append({"run": len(manifest), "round": r, "transport": "vader", "sweep": "latency",
-                             "configuration": key, "output": name, "status": "ok", "reason": ""})
+            records.append({"index": len(records) + 1, "round": r, "transport": "vader", "sweep": "latency",
+                            "configuration": key, "outputs": {"output": name}, "status": "ok", "reason": "",
+                            "load_before": 0.5 + len(records) / 10})
     # A failed run whose output is garbage: it must be left out and listed.
-    with open(os.path.join(folder, "raw/latency-vader-r02-ours-all.np"), "w") as f:
+    with open(os.path.join(folder, "raw/r03-vader-latency-ours-all.np"), "w") as f:
         f.write("       1 1.000000   0.00000800\n")
-    manifest.append({"run": len(manifest), "round": 2, "transport": "vader", "sweep": "latency",
-                     "configuration": "ours-all", "output": "raw/latency-vader-r02-ours-all.np",
-                     "status": "failed", "reason": "mpirun exit status 1", "stderr_tail": "boom\n"})
-    meta = {"command": "netpipe_sweep.py --test", "profile": "short", "rounds": 3, "seed": 1,
-            "started": "2026-01-01T00:00:00+00:00", "finished": "2026-01-01T00:01:00+00:00",
-            "baseline": "baseline",
+    records.append({"index": len(records) + 1, "round": 3, "transport": "vader", "sweep": "latency",
+                    "configuration": "ours-all", "outputs": {"output": "raw/r03-vader-latency-ours-all.np"},
+                    "status": "failed", "reason": "mpirun exit status 1", "stderr_tail": "boom\n"})
+    settings = {
+            "profile": "short", "baseline": "baseline",
             "configurations": [{"key": "baseline", "name": "baseline (SPC compiled out)", "build": "nospc"},
                                {"key": "ours-off", "name": "ours, all off", "build": "spc"},
                                {"key": "ours-all", "name": "ours, all on", "build": "spc"}],
             "transports": [{"name": "vader", "btl": "self,vader", "paper_case": "Core"}],
-            "sweeps": {"latency": {"low": 1, "high": 1024, "repeats": {"vader": 10}}},
-            "builds": {"nospc": {"content_hash": "aaaa"}, "spc": {"content_hash": "bbbb"}},
+            "sweeps": {"latency": {"low": 1, "high": 1024, "repeats": {"vader": 10}}}}
+    meta = {"kind": "netpipe", "command": "netpipe_sweep.py --test", "rounds": 3, "seed": 1,
+            "started": "2026-01-01T00:00:00+00:00", "finished": "2026-01-01T00:01:00+00:00",
+            "settings": settings, "builds": {"nospc": {"content_hash": "aaaa"}, "spc": {"content_hash": "bbbb"}},
             "machine": {"cpu": "test CPU", "cores": 2, "kernel": "k", "commit": "0" * 40, "dirty": False}}
     with open(os.path.join(folder, "meta.json"), "w") as f:
         json.dump(meta, f)
-    with open(os.path.join(folder, "manifest.json"), "w") as f:
-        json.dump(manifest, f)
+    with open(os.path.join(folder, "runs.jsonl"), "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in records))
+    campaign.pack(folder)
 
 
 class NetpipeReport(unittest.TestCase):
@@ -75,7 +81,7 @@ class NetpipeReport(unittest.TestCase):
         self.tmp.cleanup()
 
     def test_time_comes_from_mbps(self):
-        rows = report.parse_netpipe("  garbage line\n" + netpipe_text(32, 8192) + "\n")
+        rows = netpipe.parse_output("  garbage line\n" + netpipe_text(32, 8192) + "\n")
         self.assertEqual([r[0] for r in rows], [1, 1024])
         # 1 B at 32 Mbps: 1*8 / (32 * 2^20) = 2^-22 s = 238.4185791015625 ns, not the column's 200 ns
         self.assertEqual(rows[0][3], 2**-22)
@@ -84,7 +90,9 @@ class NetpipeReport(unittest.TestCase):
         self.assertEqual(rows[1][3], 2**-20)
 
     def test_overhead_is_paired_by_round(self):
+        self.assertFalse(os.path.exists(os.path.join(self.folder, "raw")))  # read from raw.tar.xz
         meta, manifest, samples = report.load(self.folder)
+        self.assertEqual((meta["baseline"], meta["rounds"]), ("baseline", 3))  # settings at the top
         self.assertEqual(len(samples), 12)  # 2 configurations x 3 rounds x 2 sizes; the failed run left out
         pairs = report.paired_overheads(samples, "baseline")
         one = pairs[pairs.bytes == 1].sort_values("round")
@@ -126,8 +134,12 @@ class NetpipeReport(unittest.TestCase):
         with open(os.path.join(self.folder, "netpipe_summary.md")) as f:
             text = f.read()
         self.assertIn("| ours, all off | +60.0 [+30.0, +80.0] | +0.0 [+0.0, +50.0] | – | – |", text)
-        self.assertIn("- 1 failed: mpirun exit status 1 (`boom`): latency-vader-r02-ours-all.np", text)
+        self.assertIn("- 1 failed: mpirun exit status 1 (`boom`): r03-vader-latency-ours-all.np", text)
         self.assertIn("238 ns", text)
+        self.assertIn("- 1-minute load average before each run: median 0.8, max 1.0", text)
+        # every figure of FIGURES but those of configurations without a successful run (Figures 2 and 4)
+        self.assertEqual(sorted(f for f in os.listdir(self.folder) if f.endswith(".png")),
+                         sorted(name for name, _ in report.FIGURES if name[:4] not in ("fig2", "fig4")))
 
 
 if __name__ == "__main__":

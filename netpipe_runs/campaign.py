@@ -140,8 +140,11 @@ def compile_programs(out, builds, source):
     programs = {}
     for variant, build in builds.items():
         programs[variant] = os.path.join(folder, f"{os.path.splitext(source)[0]}-{variant}")
+        # the MPI_T client header and spc/names.h, which every build can use
+        includes = ["-I" + os.path.join(study.REPO, "pvar_export", "client"),
+                    "-I" + os.path.join(study.REPO, "spc", "include")]
         command = [os.path.join(build.prefix, "bin", "mpicc"), "-std=c11", "-O2", "-Wall", "-pthread",
-                   os.path.join(study.REPO, "bench", source), "-o", programs[variant]]
+                   *includes, os.path.join(study.REPO, "bench", source), "-o", programs[variant]]
         result = subprocess.run(command, capture_output=True, text=True)
         with open(os.path.join(folder, "compile.log"), "a") as f:
             f.write("$ " + " ".join(command) + "\n" + result.stdout + result.stderr)
@@ -432,13 +435,14 @@ class Campaign:
                 old = json.load(f)
             if seed is None:
                 seed = old.get("seed")
-            differ = {k: (old.get(k), v) for k, v in (("kind", kind), ("rounds", rounds), ("seed", seed),
-                                                       ("settings", self.settings), ("env_pad", env_pad))
-                      if old.get(k) != v}
+            there = dict(old.get("settings", {}), kind=old.get("kind"), rounds=old.get("rounds"),
+                         seed=old.get("seed"), env_pad=old.get("env_pad"))
+            now = dict(self.settings, kind=kind, rounds=rounds, seed=seed, env_pad=env_pad)
+            differ = [f"{k}: {there.get(k)!r} there, {now.get(k)!r} now" for k in dict.fromkeys([*there, *now])
+                      if there.get(k) != now.get(k)]
             if differ:
                 sys.exit(f"campaign: {out} holds a {old.get('kind')} campaign of other settings "
-                         f"({', '.join(f'{k}: {a!r} there, {b!r} now' for k, (a, b) in differ.items())}); "
-                         "choose another --out, or run its own command to resume it")
+                         f"({'; '.join(differ)}); choose another --out, or run its own command to resume it")
         self.seed = seed if seed is not None else int(time.time() * 1000) % 2**31
         self.plan = interleave(items, rounds, self.seed)
         self.records = read_records(out)
@@ -453,10 +457,11 @@ class Campaign:
                             "started": utc_now().isoformat(timespec="seconds"), "finished": None,
                             "rounds": rounds, "seed": self.seed, "env_pad": env_pad,
                             "settings": self.settings, "plan": [run.key for run in self.plan],
-                            "builds": {v: dict(b.info, prefix=b.prefix) for v, b in builds.items()},
                             "machine": self.machine, "mpi_env": study.MPI_ENV,
                             "python": sys.version.split()[0], "sessions": []}
-        self.meta["seed"] = self.seed
+        if self.meta.get("plan") != [run.key for run in self.plan]:
+            sys.exit(f"campaign: {out} holds a campaign of another plan; choose another --out")
+        self.meta["builds"] = {v: dict(b.info, prefix=b.prefix) for v, b in builds.items()}  # as checked above
         self.meta["sessions"].append({"started": utc_now().isoformat(timespec="seconds"),
                                       "command": " ".join(sys.argv), "machine": self.machine,
                                       "resumed_after": len(self.records)})
@@ -581,7 +586,8 @@ class Campaign:
         record = dict(item.fields, key=run.key, index=run.index, round=run.round, position=run.position,
                       build=item.build, build_hash=self.builds[item.build].content_hash, env_pad=pad,
                       started=started.isoformat(timespec="seconds"), seconds=round(seconds, 3),
-                      load_before=load, machine=self.machine, command=command, returncode=returncode,
+                      load_before=load, machine={k: v for k, v in self.machine.items() if k != "changed_files"},
+                      command=command, returncode=returncode,
                       status=status, reason=reason, result=result, **files,
                       outputs={name: os.path.relpath(path, self.out) for name, path in (outputs or {}).items()})
         if status != "ok":

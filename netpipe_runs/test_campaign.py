@@ -151,6 +151,8 @@ class Records(unittest.TestCase):
             self.campaign(settings={"n": 2})
         with self.assertRaises(SystemExit):
             self.campaign(seed=4)
+        with self.assertRaises(SystemExit), contextlib.redirect_stdout(io.StringIO()):  # another plan
+            campaign.Campaign(self.out, "test", self.builds, items("a", "b", "c", "e"), 1, settings={"n": 1})
 
     def test_record_env_pad_and_files(self):
         c = self.campaign(seed=11)

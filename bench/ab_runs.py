@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Runs the in-process A/B ping-pong (bench/ab_pingpong.c) in our spc build:
+per counter set and transport, one pair of processes alternates blocks with
+the set on and off through MPI_T, once per round (a fresh mpirun, so a fresh
+placement of the two vCPUs).  Tables: /usr/bin/python3 analysis/pairwise_report.py DIR"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
+import campaign  # noqa: E402
+import study  # noqa: E402
+
+SETS = tuple(study.COUNTER_SETS)
+
+# Per transport: round trips per block, measured pairs, warm-up pairs.  A TCP
+# round trip over loopback is 10-140 us here against ~0.7 us on vader, so its
+# blocks are shorter.
+PROFILES = {
+    "short": {"rounds": 1, "vader": (1000, 30, 3), "tcp": (100, 10, 2)},
+    "full": {"rounds": 10, "vader": (2000, 500, 10), "tcp": (500, 100, 5)},
+}
+
+EPILOG = """Profiles: short = 1 round, vader 30 pairs of blocks of 1000 round trips, tcp 10
+pairs of 100; full = 10 rounds, vader 500 pairs of 2000, tcp 100 pairs of 500.
+
+Counter sets: all (every SPC pvar), table4 (seed 004's Table 4), match-time,
+table4-no-match.  mpi_spc_attach stays empty, so "off" is off; MPI_Finalize
+writes the raw totals (mpi_spc_dump_file, in raw/) and the program checks
+them, which shows that the off blocks counted nothing.  Ranks are bound one
+per core.  Only our build can run it: upstream's pvars are continuous, MPI_T
+cannot start or stop them (--builds spc,upstream records "not-applicable").
+Results in DIR: meta.json, runs.jsonl, raw.tar.xz, bin/."""
+
+
+def arguments():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="short", help="short (default) or full")
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma list of counter sets (default: {','.join(SETS)})")
+    parser.add_argument("--transports", default="vader,tcp", help="comma list (default vader,tcp)")
+    parser.add_argument("--builds", default="spc", help="comma list of builds (default spc; upstream/nospc only "
+                        "show that the A/B does not apply there)")
+    parser.add_argument("--rounds", type=int, help="mpirun launches per (set, transport)")
+    parser.add_argument("--size", type=int, default=1, help="message size in bytes (1)")
+    parser.add_argument("--round-trips", type=int, help="round trips per block (per transport)")
+    parser.add_argument("--pairs", type=int, help="measured pairs of blocks (per transport)")
+    campaign.add_arguments(parser, timeout=600, out_hint="results/ab/<UTC time>")
+    args = parser.parse_args()
+    args.rounds = args.rounds or PROFILES[args.profile]["rounds"]
+    args.sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    if not args.sets or any(s not in SETS for s in args.sets):
+        parser.error(f"--sets takes a comma list of {', '.join(SETS)}")
+    args.transports = [study.transport(t.strip()) for t in args.transports.split(",") if t.strip()]
+    args.builds = [b.strip() for b in args.builds.split(",") if b.strip()]
+    if not args.transports or not args.builds or any(b not in study.VARIANTS for b in args.builds):
+        parser.error(f"--transports takes vader and/or tcp, --builds {', '.join(study.VARIANTS)}")
+    if args.rounds < 1 or args.size < 0 or (args.round_trips or 1) < 1 or (args.pairs or 1) < 1:
+        parser.error("--rounds, --round-trips and --pairs must be at least 1, --size at least 0")
+    return args
+
+
+def main():
+    args = arguments()
+    out = campaign.output_folder(args.out, "ab")
+    blocks = {}
+    for transport in args.transports:
+        round_trips, pairs, warmup = PROFILES[args.profile][transport.name]
+        blocks[transport.name] = {"round_trips": args.round_trips or round_trips, "pairs": args.pairs or pairs,
+                                  "warmup_pairs": warmup}
+    builds = campaign.resolve_builds(args.builds, args.cached)
+    # The "off" configuration of each build: nothing attached at MPI_Init.
+    off = {c.build: c for c in study.CONFIGURATIONS if c.counters == ()}
+    items = [campaign.Item(f"{b}-{s}-{t.name}", b, kind=t.name, fields={
+                 "configuration": off[b].key, "set": s, "transport": t.name, "size": args.size, **blocks[t.name]})
+             for b in args.builds for s in args.sets for t in args.transports]
+    settings = {"profile": args.profile, "sets": args.sets, "transports": [t._asdict() for t in args.transports],
+                "blocks": blocks, "size": args.size, "bind_to": "core", "timeout": args.timeout}
+    print(f"== A/B ping-pong: sets {args.sets} x {[t.name for t in args.transports]} x {args.rounds} rounds "
+          f"in {args.builds} -> {out}", flush=True)
+    with campaign.Campaign(out, "ab", builds, items, args.rounds, args.seed, settings) as runs:
+        programs = campaign.compile_programs(out, builds, "ab_pingpong.c")
+        for run in runs.pending():
+            fields = run.item.fields
+            dump = runs.path(run, ".dump.csv")
+            command = (study.mpirun(builds[run.item.build].prefix, off[run.item.build],
+                                    study.transport(fields["transport"]))
+                       + ["--mca", "mpi_spc_dump_enabled", "true", "--mca", "mpi_spc_dump_file", dump,
+                          programs[run.item.build], "--counters", ",".join(study.COUNTER_SETS[fields["set"]]),
+                          "--size", str(args.size), "--round-trips", str(fields["round_trips"]),
+                          "--pairs", str(fields["pairs"]), "--warmup-pairs", str(fields["warmup_pairs"])])
+            runs.execute(run, command, args.timeout, judge=campaign.bench_judge, outputs={"dump": dump})
+    print(f"saved: {out}\ntables: /usr/bin/python3 analysis/pairwise_report.py {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Counts, with callgrind, the instructions per message of the send path and
+the receive match path of a 1-byte ping-pong (bench/pingpong.c) in each
+study configuration: repeatable to the instruction, unlike time on this
+machine.  Table: /usr/bin/python3 analysis/callgrind_table.py DIR"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
+import campaign  # noqa: E402
+import study  # noqa: E402
+
+# Where callgrind collects (inclusive of what they call): per rank, divided by
+# the messages it sent (received), instructions per message.
+FUNCTIONS = {"send": "PMPI_Send", "match": "mca_pml_ob1_recv_frag_callback_match"}
+RANKS = (0, 1)
+
+
+def inclusive_instructions(callgrind_file):
+    """{"send": n, "match": n}: FUNCTIONS' inclusive instructions in one file."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", callgrind_file],
+                          check=True, capture_output=True, text=True).stdout
+    found = {}
+    for line in text.splitlines():
+        for key, function in FUNCTIONS.items():
+            if re.search(r"[ :]" + re.escape(function) + r"( |$)", line) and key not in found:
+                found[key] = int(line.split()[0].replace(",", ""))
+    return found
+
+
+def judge_files(files):
+    """A judge that reads each rank's callgrind file into the result."""
+    def judge(returncode, stdout, stderr):
+        if returncode != 0:
+            return "failed", f"exit status {returncode}", None
+        try:
+            return "ok", "", {f"rank{rank}": inclusive_instructions(path) for rank, path in files.items()}
+        except (OSError, subprocess.CalledProcessError) as error:
+            return "failed", f"callgrind_annotate: {error}", None
+    return judge
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     epilog="Results in DIR: meta.json, runs.jsonl (each rank's inclusive "
+                                            "instructions as the result), raw.tar.xz (the callgrind files).")
+    parser.add_argument("--messages", type=int, default=20000, help="messages each rank sends (default 20000)")
+    parser.add_argument("--configurations", help="comma list (default: all): "
+                        + ", ".join(c.key for c in study.CONFIGURATIONS))
+    campaign.add_arguments(parser, timeout=600, out_hint="results/callgrind/<UTC time>")
+    args = parser.parse_args()
+    if args.messages < 100:
+        parser.error("--messages must be at least 100")
+    configs = ([study.configuration(k.strip()) for k in args.configurations.split(",") if k.strip()]
+               if args.configurations else study.CONFIGURATIONS)
+    out = campaign.output_folder(args.out, "callgrind")
+    builds = campaign.resolve_builds({c.build for c in configs}, args.cached)
+    vader = study.transport("vader")
+    valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
+    items = [campaign.Item(c.key, c.build, {"configuration": c.key, "configuration_name": c.name,
+                                            "attach": study.attach_list(c), "messages": args.messages,
+                                            "transport": vader.name}) for c in configs]
+    settings = {"messages": args.messages, "transport": vader.name, "valgrind": valgrind,
+                "configurations": [c.key for c in configs], "timeout": args.timeout,
+                "functions": FUNCTIONS}
+    # Instruction counts must stay repeatable: every run gets the same (empty) pad.
+    with campaign.Campaign(out, "callgrind", builds, items, 1, args.seed, settings, env_pad=0) as runs:
+        programs = campaign.compile_programs(out, builds, "pingpong.c")
+        for run in runs.pending():
+            config = study.configuration(run.item.fields["configuration"])
+            files = {rank: runs.path(run, f".rank{rank}.callgrind") for rank in RANKS}
+            command = study.mpirun(builds[config.build].prefix, config, vader) + [
+                "valgrind", "--tool=callgrind", "--collect-atstart=no",
+                *(f"--toggle-collect={function}" for function in FUNCTIONS.values()),
+                "--callgrind-out-file=" + runs.path(run, ".rank%q{OMPI_COMM_WORLD_RANK}.callgrind"),
+                programs[config.build], str(args.messages)]
+            runs.execute(run, command, args.timeout, judge=judge_files(files), label=config.name,
+                         outputs={f"rank{rank}": path for rank, path in files.items()})
+    print(f"saved: {out}\ntable: /usr/bin/python3 analysis/callgrind_table.py {out}")
+
+
+if __name__ == "__main__":
+    main()
