@@ -43,8 +43,10 @@ def main():
             "libmpi": loaded_libmpi(),
             "reply": reply,
             "predicted": {
-                "0": {"SEND": MESSAGES, "MRECV": 1, "BYTES_SENT_USER": sent, "BYTES_RECEIVED_USER": back},
-                "1": {"SEND": 1, "MRECV": MESSAGES, "BYTES_SENT_USER": back, "BYTES_RECEIVED_USER": sent},
+                "0": {"SEND": MESSAGES, "MPROBE": 1, "MRECV": 1,
+                      "BYTES_SENT_USER": sent, "BYTES_RECEIVED_USER": back},
+                "1": {"SEND": 1, "MPROBE": MESSAGES, "MRECV": MESSAGES,
+                      "BYTES_SENT_USER": back, "BYTES_RECEIVED_USER": sent},
             },
         }
         with open(sys.argv[1], "w") as f:
