@@ -9,9 +9,6 @@ from typing import NamedTuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD_OMPI = os.path.join(REPO, "ompi_patches", "build_ompi.sh")
-# Names of the catalogue's counters as mpi_spc_attach and the finalize dump
-# spell them (upstream's attach parser wants the full name).
-COUNTER_PREFIX = "OMPI_SPC_"
 # The variable every run of a campaign gets, of a length drawn per run, so
 # that the stack and environment of the ranks start at another place (layout
 # randomisation); mpirun forwards it to the ranks.
@@ -40,6 +37,18 @@ def bench_exit_codes(header=os.path.join(REPO, "bench", "mpi_bench.h")):
     return codes
 
 
+def c_string(header, name):
+    """The string a header #defines NAME as (one literal)."""
+    with open(header) as f:
+        match = re.search(r'^#define\s+' + name + r'\s+"([^"]*)"\s*$', f.read(), re.M)
+    if not match:
+        raise ValueError(f'no #define {name} "..." in {header}')
+    return match.group(1)
+
+
+# How counters are named outside C, as mpi_spc_attach and the finalize dump
+# spell them (OMPI_SPC_SEND; upstream's attach parser wants the full name).
+COUNTER_PREFIX = c_string(os.path.join(REPO, "spc", "include", "spc", "names.h"), "SPC_COUNTER_PREFIX")
 # Table 4 of seed 004: the counters NetPIPE's ping-pong touches.
 TABLE4 = tuple(read_lines(os.path.join(REPO, "netpipe_runs", "table4.counters")))
 # What every mpirun of the project needs (Open MPI refuses root without it).

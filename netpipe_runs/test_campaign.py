@@ -76,6 +76,13 @@ class Contracts(unittest.TestCase):
                                         "UNEXPECTED", "MATCH_TIME"))
         self.assertEqual(study.MPI_ENV, {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
         self.assertEqual(study.attach_list(study.configuration("ours-match-time")), "OMPI_SPC_MATCH_TIME")
+        self.assertEqual(study.COUNTER_PREFIX, "OMPI_SPC_")  # from spc/names.h
+        with tempfile.NamedTemporaryFile("w", suffix=".h") as header:
+            header.write('#define SPC_PVAR_PREFIX "runtime_spc_"\n#define SPC_X "a b"\n')
+            header.flush()
+            self.assertEqual(study.c_string(header.name, "SPC_X"), "a b")
+            with self.assertRaises(ValueError):
+                study.c_string(header.name, "SPC_PVAR")
 
     def test_bench_judge(self):
         line = '{"benchmark": "x"}\n# for people\n'
