@@ -11,7 +11,8 @@
 #   Open MPI       ompi_patches/build_ompi.sh spc (cached: seconds when unchanged,
 #                  8 to 16 minutes cold)
 #   release        all tests: unit, concurrent, object-file and disassembly
-#                  checks, and the MPI tests against that Open MPI build
+#                  checks, and the MPI tests against that Open MPI build; then
+#                  the MPI and concurrent tests again with SPC_SITES=flag
 #   tsan           the concurrent tests under ThreadSanitizer
 #   asan           the unit and concurrent tests under AddressSanitizer + UBSan
 # Warnings are errors in all three.  Every step that fails (configure, build,
@@ -83,12 +84,13 @@ check() {
     shift
     echo "=== $dir: meson test $*"
     ninja -C "$dir" >"$dir.build.log" 2>&1 || { fail "build of $dir" "$dir.build.log"; return; }
-    local testlog=$dir/meson-logs/testlog.json
-    rm -f "$testlog"
+    # testlog.json, or testlog-<setup>.json with --setup
+    rm -f "$dir"/meson-logs/testlog*.json
     meson test -C "$dir" --print-errorlogs "$@"
-    local counts
+    local testlog counts
+    testlog=$(ls "$dir"/meson-logs/testlog*.json 2>/dev/null | head -1)
     if [ ! -s "$testlog" ] || ! counts=($(tally "$testlog")) || [ ${#counts[@]} -ne 2 ]; then
-        fail "meson test in $dir wrote no readable $testlog" "$dir/meson-logs/testlog.txt"
+        fail "meson test in $dir wrote no readable test log" "$dir/meson-logs/testlog.txt"
         return
     fi
     passed=$((passed + counts[0]))
@@ -105,7 +107,10 @@ if [ "$core_only" = false ]; then
         fail "the Open MPI build" "$build_root/ompi.log"
     fi
 fi
-setup "$build_root/release" -Dompi_cache="$ompi_cache" && check "$build_root/release"
+if setup "$build_root/release" -Dompi_cache="$ompi_cache"; then
+    check "$build_root/release"
+    check "$build_root/release" --setup flagsites --suite ompi --suite concurrent
+fi
 setup "$build_root/tsan" -Dbuildtype=debugoptimized -Db_sanitize=thread &&
     check "$build_root/tsan" --suite concurrent
 setup "$build_root/asan" -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false &&

@@ -185,8 +185,17 @@ static void register_pvars(void)
         int flags = SPC_KIND_LEVEL == counter->kind       ? MCA_BASE_PVAR_FLAG_READONLY
                     : SPC_KIND_HIGHWATERMARK == counter->kind ? MCA_BASE_PVAR_FLAG_PER_HANDLE
                                                               : 0;
+        char description[1024];
+        if (SPC_KIND_TIMER == counter->kind && spc_timer_sampling() > 1) {
+            snprintf(description, sizeof description,
+                     "%s Sampled (mpi_spc_timer_sampling %u): one interval in %u is timed and "
+                     "the sum scaled by %u, an estimate.", counter->description,
+                     spc_timer_sampling(), spc_timer_sampling(), spc_timer_sampling());
+        } else {
+            snprintf(description, sizeof description, "%s", counter->description);
+        }
         int index = mca_base_pvar_register(
-            NULL, NULL, NULL, name, counter->description, verbosity, pvar_class(counter->kind),
+            NULL, NULL, NULL, name, description, verbosity, pvar_class(counter->kind),
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MPI_T_BIND_NO_OBJECT, flags,
             spc_pvar_read, spc_pvar_write, spc_pvar_notify, (void *)(intptr_t)id);
         /* add_pvar returns the variable's position in the group */
@@ -198,17 +207,32 @@ static void register_pvars(void)
     }
 }
 
+static bool is_rank_zero(void) { return 0 == ompi_comm_rank(&ompi_mpi_comm_world.comm); }
+
+
 static void apply_attach_list(void)
 {
     char message[4096];
     unsigned char chosen[OMPI_SPC_NUM_COUNTERS];
     if (spc_attach_parse(ompi_mpi_spc_attach_string, chosen, message, sizeof message) > 0 &&
-        0 == ompi_comm_rank(&ompi_mpi_comm_world.comm)) {
+        is_rank_zero()) {
         opal_output(0, "spc: %s", message);
     }
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
         attached[id] = chosen[id] && SPC_SUCCESS == spc_counter_enable(id);
     }
+}
+
+static void apply_timer_sampling(void)
+{
+    if (ompi_mpi_spc_timer_sampling < 1) {
+        if (is_rank_zero()) {
+            opal_output(0, "spc: mpi_spc_timer_sampling must be 1 or more, not %d; the timers "
+                        "stay exact", ompi_mpi_spc_timer_sampling);
+        }
+        return;
+    }
+    spc_timer_sampling_set((unsigned)ompi_mpi_spc_timer_sampling);
 }
 
 void ompi_spc_init(void)
@@ -217,6 +241,7 @@ void ompi_spc_init(void)
 #if SPC_ENABLE
     spc_papi_register();
 #endif
+    apply_timer_sampling();
     register_pvars();
     spc_running = true;
     apply_attach_list();

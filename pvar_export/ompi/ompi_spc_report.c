@@ -23,9 +23,11 @@ static void print_table(const unsigned long long *values, ompi_communicator_t *w
     const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
     struct { long value; int rank; } mine[OMPI_SPC_NUM_COUNTERS], max[OMPI_SPC_NUM_COUNTERS];
     unsigned long long min[OMPI_SPC_NUM_COUNTERS], sum[OMPI_SPC_NUM_COUNTERS];
+    unsigned long long timed[OMPI_SPC_NUM_COUNTERS], timed_sum[OMPI_SPC_NUM_COUNTERS];
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
         mine[id].value = (long)values[id];
         mine[id].rank = rank;
+        timed[id] = spc_timer_intervals(id);
     }
     world->c_coll->coll_reduce(values, min, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
                                0, world, world->c_coll->coll_reduce_module);
@@ -33,11 +35,13 @@ static void print_table(const unsigned long long *values, ompi_communicator_t *w
                                0, world, world->c_coll->coll_reduce_module);
     world->c_coll->coll_reduce(mine, max, OMPI_SPC_NUM_COUNTERS, MPI_LONG_INT, MPI_MAXLOC, 0,
                                world, world->c_coll->coll_reduce_module);
+    world->c_coll->coll_reduce(timed, timed_sum, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG,
+                               MPI_SUM, 0, world, world->c_coll->coll_reduce_module);
     if (0 != rank) {
         return;
     }
     /* One write to one stream, so no line of it interleaves with another. */
-    char text[(OMPI_SPC_NUM_COUNTERS + 6) * 160];
+    char text[(OMPI_SPC_NUM_COUNTERS + 6) * 160 + SPC_NUM_TIMERS * 160];
     size_t used = 0;
     int zero = 0;
     used += snprintf(text + used, sizeof text - used,
@@ -54,8 +58,17 @@ static void print_table(const unsigned long long *values, ompi_communicator_t *w
                          spc_counter_infos[id].name, spc_unit_name(spc_counter_infos[id].unit), min[id],
                          (double)sum[id] / size, max[id].value, max[id].rank);
     }
-    snprintf(text + used, sizeof text - used, "(%d of %d counters were 0 on every rank)\n", zero,
-             OMPI_SPC_NUM_COUNTERS);
+    used += snprintf(text + used, sizeof text - used,
+                     "(%d of %d counters were 0 on every rank)\n", zero, OMPI_SPC_NUM_COUNTERS);
+    const unsigned sampling = spc_timer_sampling();
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS && sampling > 1; ++id) {
+        if (SPC_KIND_TIMER == spc_counter_infos[id].kind && 0 != max[id].value) {
+            used += snprintf(text + used, sizeof text - used,
+                             "(%s is an estimate: 1 in %u intervals timed, %llu timed on all "
+                             "ranks together)\n", spc_counter_infos[id].name, sampling,
+                             timed_sum[id]);
+        }
+    }
     fputs(text, stdout);
     fflush(stdout);
 }

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Runs dump_ping on 2 ranks with the finalize report on and checks the table
-on standard output and the CSV file, and that a bad attach name and an
-unwritable CSV path give clear messages without failing the job.
+on standard output and the CSV file, that a bad attach name, an unwritable
+CSV path and a bad mpi_spc_timer_sampling give clear messages without
+failing the job, and that sampled timers are reported as estimates.
 
 usage: check_dump.py MPIRUN DUMP_PING"""
 import csv
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -13,12 +15,11 @@ import tempfile
 SENDS = 7
 
 
-def run(mpirun, program, attach, dump_file):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+def run(mpirun, program, attach, dump_file, *mca):
     command = [mpirun, "-np", "2", "--mca", "btl", "self,vader",
                "--mca", "mpi_spc_attach", attach, "--mca", "mpi_spc_dump_enabled", "true",
-               "--mca", "mpi_spc_dump_file", dump_file, program]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+               "--mca", "mpi_spc_dump_file", dump_file, *mca, program]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     print("$", " ".join(command), f"-> exit {result.returncode}")
     print(result.stdout + result.stderr)
     return result
@@ -73,6 +74,19 @@ def main():
             failures.append("an unwritable CSV path failed the job")
         if "cannot write mpi_spc_dump_file" not in bad.stdout + bad.stderr:
             failures.append("no clear message for the unwritable CSV path")
+
+        sampled = run(mpirun, program, "MATCH_TIME", path, "--mca", "mpi_spc_timer_sampling", "4")
+        estimate = re.search(r"\(OMPI_SPC_MATCH_TIME is an estimate: 1 in 4 intervals timed, "
+                             r"(\d+) timed on all ranks together\)", sampled.stdout)
+        if sampled.returncode != 0 or not estimate or int(estimate.group(1)) < 1:
+            failures.append("a sampled MATCH_TIME is not reported as an estimate with its intervals")
+        exact = run(mpirun, program, "MATCH_TIME", path)
+        if "is an estimate" in exact.stdout:
+            failures.append("an exact timer is reported as an estimate")
+        zero = run(mpirun, program, "SEND", path, "--mca", "mpi_spc_timer_sampling", "0")
+        if zero.returncode != 0 or "mpi_spc_timer_sampling must be 1 or more, not 0" not in \
+                zero.stdout + zero.stderr:
+            failures.append("no clear message for mpi_spc_timer_sampling 0, or the job failed")
     for failure in failures:
         print("FAIL:", failure)
     sys.exit(1 if failures else 0)

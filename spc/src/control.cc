@@ -152,6 +152,7 @@ int spc_counter_enable(int id)
     std::lock_guard<std::mutex> lock(enable_mutex);
     if (enable_refs[id]++ == 0) {
         set_flag(id, true);
+        spc::sites_switch(id);
     }
     return SPC_SUCCESS;
 }
@@ -167,6 +168,7 @@ int spc_counter_disable(int id)
     }
     if (--enable_refs[id] == 0) {
         set_flag(id, false);
+        spc::sites_switch(id);
     }
     return SPC_SUCCESS;
 }

@@ -26,15 +26,14 @@ __thread uint64_t *spc_thread_shard __attribute__((tls_model("initial-exec"))) =
 
 namespace {
 
-constexpr size_t kShardBytes =
-    (OMPI_SPC_NUM_COUNTERS * sizeof(uint64_t) + 63) / 64 * 64;  // whole cache lines
+constexpr size_t kShardBytes = (SPC_BLOCK_SLOTS * sizeof(uint64_t) + 63) / 64 * 64;  // whole cache lines
 
 // Guards the list of live shards and the retired totals; never taken on the
 // update path, only by thread start/exit and by reads.
 struct Registry {
     std::mutex mutex;
     std::vector<uint64_t *> live;
-    uint64_t retired[OMPI_SPC_NUM_COUNTERS] = {};
+    uint64_t retired[SPC_BLOCK_SLOTS] = {};  // counters and timed intervals of exited threads
     pthread_key_t exit_key;
 
     Registry() { pthread_key_create(&exit_key, fold_exiting_thread); }
@@ -58,8 +57,8 @@ void Registry::fold_exiting_thread(void *block)
     Registry &r = registry();
     {
         std::lock_guard<std::mutex> lock(r.mutex);
-        for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-            r.retired[id] += load(&shard[id]);
+        for (int slot = 0; slot < SPC_BLOCK_COUNTDOWN; ++slot) {
+            r.retired[slot] += load(&shard[slot]);
         }
         r.live.erase(std::find(r.live.begin(), r.live.end(), shard));
     }
@@ -69,15 +68,19 @@ void Registry::fold_exiting_thread(void *block)
     std::free(shard);
 }
 
-// Sum of counter id over all threads and both stores; caller holds the lock.
-uint64_t summed(const Registry &r, int id)
+// Sum of a block slot over all threads; caller holds the lock.
+uint64_t summed_slot(const Registry &r, int slot)
 {
-    uint64_t total = r.retired[id] + load(&spc_shared[id].value);
+    uint64_t total = r.retired[slot];
     for (const uint64_t *shard : r.live) {
-        total += load(&shard[id]);
+        total += load(&shard[slot]);
     }
     return total;
 }
+
+// Sum of counter id over all threads and both stores; caller holds the lock.
+uint64_t summed(const Registry &r, int id) { return summed_slot(r, id) + load(&spc_shared[id].value); }
+
 
 bool valid_id(int id) { return id >= 0 && id < OMPI_SPC_NUM_COUNTERS; }
 
@@ -100,7 +103,7 @@ uint64_t *spc_thread_shard_create(void)
         // threads that cannot get a block share this one, where concurrent
         // updates may be lost.
         static uint64_t *shared_fallback = [&r] {
-            alignas(64) static uint64_t block_of_last_resort[OMPI_SPC_NUM_COUNTERS];
+            alignas(64) static uint64_t block_of_last_resort[SPC_BLOCK_SLOTS];
             std::lock_guard<std::mutex> lock(r.mutex);
             r.live.push_back(block_of_last_resort);
             std::fputs("spc: out of memory for a thread's counters; counts of such threads "
@@ -112,6 +115,7 @@ uint64_t *spc_thread_shard_create(void)
     }
     std::memset(block, 0, kShardBytes);
     auto *shard = static_cast<uint64_t *>(block);
+    shard[SPC_BLOCK_RANDOM] = spc::random_seed(shard);
     {
         std::lock_guard<std::mutex> lock(r.mutex);
         r.live.push_back(shard);
@@ -140,6 +144,17 @@ uint64_t spc_read_raw(int id)
 }
 
 uint64_t spc_read(int id) { return spc_convert(id, spc_read_raw(id)); }
+
+uint64_t spc_timer_intervals(int id)
+{
+    if (!valid_id(id) || spc_counter_infos[id].kind != SPC_KIND_TIMER) {
+        return 0;
+    }
+    const int slot = spc_timed_slot_(id);
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    return summed_slot(r, slot);
+}
 
 size_t spc_read_all(uint64_t *values, size_t count)
 {

@@ -67,6 +67,12 @@ uint64_t ticks_per_second()
 
 namespace spc {
 
+uint64_t random_seed(const uint64_t *block)
+{
+    uint64_t seed = reinterpret_cast<uintptr_t>(block) ^ spc_ticks();
+    return seed != 0 ? seed : 0x9e3779b97f4a7c15u;  // xorshift must not start at 0
+}
+
 uint64_t ticks_to_microseconds(uint64_t ticks, uint64_t per_second)
 {
     return static_cast<uint64_t>(static_cast<unsigned __int128>(ticks) * 1000000u / per_second);
@@ -80,12 +86,48 @@ void spc_init(void) { ticks_per_second(); }
 
 double spc_ticks_per_second(void) { return static_cast<double>(ticks_per_second()); }
 
+unsigned spc_timer_sampling_ = 1;
+
+int spc_timer_sampling_set(unsigned n)
+{
+    if (n == 0) {
+        return SPC_ERR_BAD_ID;
+    }
+    __atomic_store_n(&spc_timer_sampling_, n, __ATOMIC_RELAXED);
+    // The caller's next interval is timed; other threads take the new n at
+    // their next timed interval.
+    if (spc_thread_shard != nullptr) {
+        spc_thread_shard[SPC_BLOCK_COUNTDOWN] = 0;
+    }
+    return SPC_SUCCESS;
+}
+
+unsigned spc_timer_sampling(void) { return __atomic_load_n(&spc_timer_sampling_, __ATOMIC_RELAXED); }
+
+// Uniform in [n - s, n + s], s = n/8 rounded up: the mean is n, so sums
+// scaled by n are unbiased, and the jitter keeps the timed intervals from
+// locking onto a periodic workload while keeping the count of timed
+// intervals close to 1 in n (a wider spread makes the estimate noisier).
+uint64_t spc_timer_next_gap_(uint64_t *block)
+{
+    uint64_t n = spc_timer_sampling();
+    uint64_t x = block[SPC_BLOCK_RANDOM];  // xorshift64
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    block[SPC_BLOCK_RANDOM] = x;
+    uint64_t spread = std::min<uint64_t>((n + 7) / 8, n - 1);
+    return n - spread + x % (2 * spread + 1);
+}
+
 uint64_t spc_convert(int id, uint64_t raw)
 {
     if (id < 0 || id >= OMPI_SPC_NUM_COUNTERS || spc_counter_infos[id].kind != SPC_KIND_TIMER) {
         return raw;
     }
-    return spc::ticks_to_microseconds(raw, ticks_per_second());
+    // A sampled timer's sum covers one interval in n: scale it (in 128 bits).
+    unsigned __int128 ticks = static_cast<unsigned __int128>(raw) * spc_timer_sampling();
+    return static_cast<uint64_t>(ticks * 1000000u / ticks_per_second());
 }
 
 }  // extern "C"

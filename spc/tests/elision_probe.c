@@ -1,6 +1,7 @@
 /* Compiled twice: with SPC_ENABLE 0 (the macros must vanish, arguments
  * unevaluated, no SPC symbol referenced) and with SPC_ENABLE 1 (the control:
- * every argument evaluated exactly once).  PROBE names the function. */
+ * with the counters on, every argument is evaluated exactly once).  PROBE
+ * names the function.  Counter ids are constants, as the macros require. */
 #include "spc/spc.h"
 
 static int evaluations;
@@ -18,11 +19,10 @@ int PROBE(void)
     (void)timer;
     evaluations = 0;
     SPC_RECORD(OMPI_SPC_SEND, seen(1));
-    SPC_RECORD(seen(OMPI_SPC_RECV), 1);
     SPC_USER_OR_MPI(seen(0), seen(64), OMPI_SPC_BYTES_SENT_USER, OMPI_SPC_BYTES_SENT_MPI);
-    SPC_TIMER_START(seen(OMPI_SPC_MATCH_TIME), &timer);
-    SPC_TIMER_STOP(seen(OMPI_SPC_MATCH_TIME), &timer);
+    SPC_TIMER_START(OMPI_SPC_MATCH_TIME, &timer);
+    SPC_TIMER_STOP(OMPI_SPC_MATCH_TIME, &timer);
     SPC_LEVEL_ADD(OMPI_SPC_OOS_IN_QUEUE, seen(1));
-    SPC_LEVEL_ADD(seen(OMPI_SPC_OOS_IN_QUEUE), -1);
+    SPC_LEVEL_ADD(OMPI_SPC_OOS_IN_QUEUE, -1);
     return evaluations;
 }

@@ -1,5 +1,5 @@
 /* Update sites as they land in another shared library (as in libmpi), for
- * check_no_call.py to disassemble.  probe_control calls a function on
+ * check_fast_path.py to disassemble.  probe_control calls a function on
  * purpose: it shows the checker can see a call. */
 #include "spc/spc.h"
 

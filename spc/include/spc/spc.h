@@ -8,8 +8,10 @@
  *   SPC_TIMER_STOP(id, &timer)        stop and add the elapsed ticks
  *   SPC_LEVEL_ADD(id, delta)          move a LEVEL up or down
  * Compiled out (SPC_ENABLE 0) each is ((void)0) and evaluates nothing;
- * compiled in, inline code: one branch on the counter's enabled flag, then
- * the update; no call, no lock, no division.
+ * compiled in, one 5-byte site: a no-op while the counter is off (see
+ * "Patched sites"), or a flag test; the update is inline code out of line,
+ * with no call, no lock, no division.  Counter ids must be constants, and
+ * the other arguments are evaluated only while the counter is on.
  */
 #ifndef SPC_SPC_H
 #define SPC_SPC_H
@@ -176,6 +178,48 @@ int spc_watermark_slot_reset(int watermark_id, int slot);
 int spc_watermark_slot_release(int watermark_id, int slot);
 uint64_t spc_watermark_slot_read(int watermark_id, int slot);
 
+/* ---- Timer sampling ------------------------------------------------------ */
+
+/* Times one interval in n per thread (1, the default: every interval) and
+ * reports the timers scaled by n, so a timer costs two cycle-counter reads
+ * only every n-th time.  The gaps between timed intervals are random around
+ * n, so a periodic workload cannot alias with them.  Returns SPC_ERR_BAD_ID
+ * for n = 0.  Set it before timers count: values are scaled when read, and
+ * a thread other than the caller takes a new n after its next timed interval. */
+int spc_timer_sampling_set(unsigned n);
+unsigned spc_timer_sampling(void);
+/* How many intervals timer id has timed (all of them when sampling is 1). */
+uint64_t spc_timer_intervals(int id);
+
+/* ---- Patched sites ---------------------------------------------------------- */
+
+/* Each update site is one 5-byte instruction: compiled as a jump to the
+ * update code (which tests the counter's flag, today's "flag kind"), and
+ * patched at load time into a 5-byte no-op while its counter is off and back
+ * into the jump while it is on (sites.cc says why that is safe).  Each shared
+ * object or program lists its sites in its own section; entries are relative,
+ * so the table needs no relocation. */
+struct spc_site {
+    int32_t at;      /* the site's first byte, relative to this field */
+    int32_t target;  /* its update code, relative to this field */
+    int32_t id, id2; /* on while either counter is on (id2 == id for one) */
+};
+#define SPC_ANY_TIMER (-1)  /* a site's id: on while any TIMER counter is */
+
+enum spc_sites_kind {
+    SPC_SITES_KIND_FLAG,     /* every site jumps to its flag test */
+    SPC_SITES_KIND_PATCHED   /* a site of a counter that is off is a no-op */
+};
+/* The kind this process uses, chosen once when the first table registers:
+ * flag when built with -Dsites=flag, off x86-64, with SPC_SITES=flag in the
+ * environment, or when the system refuses to patch (membarrier or mprotect
+ * fails); SPC_VERBOSE=1 prints the choice and its reason to stderr. */
+enum spc_sites_kind spc_sites_kind(void);
+/* The table of one link unit, called by a constructor in every file that
+ * includes this header (the same table is registered once). */
+void spc_sites_register(const struct spc_site *begin, const struct spc_site *end);
+void spc_sites_unregister(const struct spc_site *begin);
+
 /* ---- Storage the fast path touches (not for direct use) ----------------- */
 
 /* One cache line per counter: the counter in atomic mode, or a LEVEL's value
@@ -188,13 +232,35 @@ struct __attribute__((aligned(64))) spc_shared_line {
 
 extern struct spc_shared_line spc_shared[OMPI_SPC_NUM_COUNTERS];
 extern unsigned char spc_enabled_flags[OMPI_SPC_NUM_COUNTERS];
+extern unsigned spc_timer_sampling_;
 
-/* The calling thread's block of OMPI_SPC_NUM_COUNTERS counters (sharded
- * mode).  Only a pointer is thread-local, and initial-exec, so that libmpi
- * stays dlopen-able and no update calls __tls_get_addr. */
+/* A thread's block: its counters (sharded mode), then per TIMER the number
+ * of intervals it timed (SPC_TIMED_<id>), then its sampling state. */
+enum spc_block_slot {
+    SPC_BLOCK_TIMED_BEFORE_ = OMPI_SPC_NUM_COUNTERS - 1,
+#define SPC_CATEGORY(id, parent, description)
+#define SPC_CALL(name, category, function)
+#define SPC_STAT(name, kind, unit, category, verbosity, description) SPC_TIMED_SLOT_##kind##_(name)
+#define SPC_WATERMARK(name, level, category, verbosity, description)
+#define SPC_TIMED_SLOT_COUNTER_(name)
+#define SPC_TIMED_SLOT_AGGREGATE_(name)
+#define SPC_TIMED_SLOT_LEVEL_(name)
+#define SPC_TIMED_SLOT_TIMER_(name) SPC_TIMED_OMPI_SPC_##name,
+#include "spc/catalogue.def"
+    SPC_BLOCK_COUNTDOWN,   /* intervals until the next timed one */
+    SPC_BLOCK_RANDOM,      /* state of the thread's random gaps */
+    SPC_BLOCK_SLOTS
+};
+enum { SPC_NUM_TIMERS = SPC_BLOCK_COUNTDOWN - OMPI_SPC_NUM_COUNTERS };
+
+/* The calling thread's block.  Only a pointer is thread-local, and
+ * initial-exec, so that libmpi stays dlopen-able and no update calls
+ * __tls_get_addr. */
 extern __thread uint64_t *spc_thread_shard __attribute__((tls_model("initial-exec")));
 /* First update of a thread: allocates and registers its block. */
 uint64_t *spc_thread_shard_create(void) __attribute__((cold));
+/* The gap to the next timed interval, when sampling is above 1. */
+uint64_t spc_timer_next_gap_(uint64_t *block);
 
 /* Start time of a running SPC_TIMER_START/STOP pair; 0 when not running. */
 typedef uint64_t spc_timer_t;
@@ -208,17 +274,24 @@ static inline int spc_enabled_(int id)
     return __atomic_load_n(&spc_enabled_flags[id], __ATOMIC_RELAXED);
 }
 
+static inline uint64_t *spc_block_(void)
+{
+    uint64_t *block = spc_thread_shard;
+    if (SPC_UNLIKELY(block == NULL)) {
+        block = spc_thread_shard_create();
+    }
+    return block;
+}
+
 /* Only the owning thread writes its block; the relaxed atomic store lets a
  * concurrent reader load it without a data race. */
-static inline void spc_sharded_add_(int id, uint64_t n)
+static inline void spc_block_add_(uint64_t *block, int slot, uint64_t n)
 {
-    uint64_t *shard = spc_thread_shard;
-    if (SPC_UNLIKELY(shard == NULL)) {
-        shard = spc_thread_shard_create();
-    }
-    __atomic_store_n(&shard[id], __atomic_load_n(&shard[id], __ATOMIC_RELAXED) + n,
+    __atomic_store_n(&block[slot], __atomic_load_n(&block[slot], __ATOMIC_RELAXED) + n,
                      __ATOMIC_RELAXED);
 }
+
+static inline void spc_sharded_add_(int id, uint64_t n) { spc_block_add_(spc_block_(), id, n); }
 
 static inline void spc_atomic_add_(int id, uint64_t n)
 {
@@ -234,6 +307,8 @@ static inline void spc_add_(int id, uint64_t n)
 #endif
 }
 
+/* The update code behind a site tests the flag: at a patched site the jump
+ * is only taken while the counter is on, but the flag kind relies on it. */
 static inline void spc_record_(int id, uint64_t n)
 {
     if (SPC_UNLIKELY(spc_enabled_(id))) {
@@ -242,8 +317,7 @@ static inline void spc_record_(int id, uint64_t n)
 }
 
 /* Branching on the tag first leaves a constant id on each side, so each
- * flag test is one load at a fixed offset (a computed id made the compiler
- * build both the flag and the counter address before the test). */
+ * flag test is one load at a fixed offset. */
 static inline void spc_user_or_mpi_(int tag, uint64_t n, int user_id, int mpi_id)
 {
     if (tag >= 0) {
@@ -253,17 +327,53 @@ static inline void spc_user_or_mpi_(int tag, uint64_t n, int user_id, int mpi_id
     }
 }
 
-/* A timer left at 0 by a disabled start is skipped by its stop, so a counter
- * turned on between the two never adds garbage. */
+#ifndef SPC_TIMER_CLOCK_
+#define SPC_TIMER_CLOCK_() spc_ticks()  /* a test may substitute a synthetic clock */
+#endif
+
+/* The start stores the clock only for an interval that is timed; the timer
+ * is otherwise left at 0 (SPC_TIMER_START stores it first), and a stop skips
+ * a timer at 0, so a counter turned on between the two adds nothing. */
 static inline void spc_timer_start_(int id, spc_timer_t *timer)
 {
-    *timer = SPC_UNLIKELY(spc_enabled_(id)) ? spc_ticks() : 0;
+    if (SPC_UNLIKELY(spc_enabled_(id))) {
+        uint64_t *block = spc_block_();
+        uint64_t left = block[SPC_BLOCK_COUNTDOWN];  /* 0 on a fresh block */
+        if (left <= 1) {
+            block[SPC_BLOCK_COUNTDOWN] = spc_timer_sampling_ == 1 ? 1 : spc_timer_next_gap_(block);
+            *timer = SPC_TIMER_CLOCK_();
+        } else {
+            block[SPC_BLOCK_COUNTDOWN] = left - 1;
+        }
+    }
+}
+
+/* The block slot that counts the intervals timer id timed (folds to a
+ * constant for a constant id). */
+static inline int spc_timed_slot_(int id)
+{
+    switch (id) {
+#define SPC_CATEGORY(category_id, parent, description)
+#define SPC_CALL(name, category, function)
+#define SPC_STAT(name, kind, unit, category, verbosity, description) SPC_TIMED_CASE_##kind##_(name)
+#define SPC_WATERMARK(name, level, category, verbosity, description)
+#define SPC_TIMED_CASE_COUNTER_(name)
+#define SPC_TIMED_CASE_AGGREGATE_(name)
+#define SPC_TIMED_CASE_LEVEL_(name)
+#define SPC_TIMED_CASE_TIMER_(name) \
+    case OMPI_SPC_##name:           \
+        return SPC_TIMED_OMPI_SPC_##name;
+#include "spc/catalogue.def"
+    default:
+        return SPC_BLOCK_COUNTDOWN;  /* not a timer: its start never ran */
+    }
 }
 
 static inline void spc_timer_stop_(int id, spc_timer_t *timer)
 {
     if (SPC_UNLIKELY(*timer != 0)) {
-        spc_add_(id, spc_ticks() - *timer);
+        spc_add_(id, SPC_TIMER_CLOCK_() - *timer);
+        spc_block_add_(spc_block_(), spc_timed_slot_(id), 1);
         *timer = 0;
     }
 }
@@ -276,7 +386,7 @@ static inline void spc_raise_(int64_t *high, int64_t now)
     }
 }
 
-/* Levels are the exception to "off costs a branch": a level is the length of
+/* Levels are the exception to "off costs a site": a level is the length of
  * a queue, so it must see every insert and every removal to be right when a
  * reader turns it on later.  Levels (and the watermarks raised from them) are
  * therefore always maintained when SPC is compiled in.  They move only on the
@@ -294,11 +404,63 @@ static inline void spc_level_add_(int id, int64_t delta)
     }
 }
 
-#define SPC_RECORD(id, n) spc_record_((id), (uint64_t)(n))
+#if SPC_SITES_PATCHED
+
+/* The site: a 5-byte jmp to the update code (flag kind), which sites.cc
+ * patches into a 5-byte no-op while the counters are off.  ".p2align 6,,4"
+ * pads only a site that would straddle a cache line, so that no patch ever
+ * spans two lines. */
+#define SPC_SITE_(id, id2, on)                                                              \
+    __asm__ goto(".p2align 6,,4\n"                                                          \
+                 "1: .byte 0xe9\n .long %l[" #on "] - 2f\n2:\n"                            \
+                 ".pushsection spc_sites,\"a\"\n .balign 4\n"                               \
+                 " .long 1b - ., %l[" #on "] - ., %c0, %c1\n .popsection"                  \
+                 : : "i"(id), "i"(id2) : : on)
+
+/* code runs out of line, behind one site of counters id and id2. */
+#define SPC_GUARDED_(id, id2, code)                   \
+    do {                                              \
+        __label__ spc_on_, spc_done_;                 \
+        SPC_SITE_(id, id2, spc_on_);                  \
+        goto spc_done_;                               \
+    spc_on_: __attribute__((cold));                   \
+        code;                                         \
+    spc_done_:;                                       \
+    } while (0)
+
+/* This link unit's table, registered by every file that includes us. */
+extern const struct spc_site __start_spc_sites[] __attribute__((weak, visibility("hidden")));
+extern const struct spc_site __stop_spc_sites[] __attribute__((weak, visibility("hidden")));
+__attribute__((constructor, used)) static void spc_sites_register_here_(void)
+{
+    spc_sites_register(__start_spc_sites, __stop_spc_sites);
+}
+__attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
+{
+    spc_sites_unregister(__start_spc_sites);
+}
+
+#else /* flag kind, compiled: today's test of the flag in line */
+
+#define SPC_GUARDED_(id, id2, code) \
+    do {                            \
+        code;                       \
+    } while (0)
+
+#endif
+
+#define SPC_RECORD(id, n) SPC_GUARDED_(id, id, spc_record_((id), (uint64_t)(n)))
 #define SPC_USER_OR_MPI(tag, n, user_id, mpi_id) \
-    spc_user_or_mpi_((tag), (uint64_t)(n), (user_id), (mpi_id))
-#define SPC_TIMER_START(id, timer) spc_timer_start_((id), (timer))
-#define SPC_TIMER_STOP(id, timer) spc_timer_stop_((id), (timer))
+    SPC_GUARDED_(user_id, mpi_id, spc_user_or_mpi_((tag), (uint64_t)(n), (user_id), (mpi_id)))
+#define SPC_TIMER_START(id, timer)                                  \
+    do {                                                            \
+        *(timer) = 0;                                               \
+        SPC_GUARDED_(id, id, spc_timer_start_((id), (timer)));      \
+    } while (0)
+/* A stop only finishes what a start began: its site is on while any timer
+ * is (SPC_ANY_TIMER), so id may be chosen at run time. */
+#define SPC_TIMER_STOP(id, timer) \
+    SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, spc_timer_stop_((id), (timer)))
 #define SPC_LEVEL_ADD(id, delta) spc_level_add_((id), (int64_t)(delta))
 
 #else /* SPC compiled out */
