@@ -31,8 +31,8 @@ The campaign steps (callgrind, netpipe, pairwise, ab) also keep meta.json,
 runs.jsonl (one record per run) and raw.tar.xz (every run's raw output).
 DIR/summary.md gathers every table with the date, machine and command;
 DIR/meta.json has the machine and builds.  The Open MPI builds are brought up
-to date first; a build replaced while a step runs stops that step with a
-message.  A step that fails is recorded and the others still run; the exit
+to date first and the study runs in them as they are then: a build replaced
+before or while a step runs stops that step with a message.  A step that fails is recorded and the others still run; the exit
 status is non-zero if any failed.
 USAGE
 }
@@ -66,11 +66,15 @@ failed=()
 
 ./install_deps.sh || { echo "run.sh: installing the Debian packages failed" >&2; exit 1; }
 echo "== Open MPI builds spc, nospc, upstream (cached by content hash; a cold one takes 8 to 16 minutes)"
+# The study runs in these builds, as they are now: every step checks that
+# none was replaced since (the campaigns' --use-builds).
+use_builds=
 for variant in spc nospc upstream; do
-    ompi_patches/build_ompi.sh "$variant" >/dev/null || { echo "run.sh: the $variant build failed" >&2; exit 1; }
+    prefix=$(ompi_patches/build_ompi.sh "$variant" | tail -1) || { echo "run.sh: the $variant build failed" >&2; exit 1; }
+    use_builds+="${use_builds:+,}$variant=$(cat "$prefix/.built")"
+    [ "$variant" = spc ] && spc_prefix=$prefix
 done
 cache=$(ompi_patches/build_ompi.sh --where)
-spc_prefix=$(ompi_patches/build_ompi.sh --cached spc) || exit 1
 mapfile -t root_env < <(grep -Ev '^[[:space:]]*(#|$)' ompi_patches/run_as_root.env)
 
 # The study's programs come from one build folder, built against the cached
@@ -113,7 +117,7 @@ python3 - "$out/meta.json" "$command_line" "$profile" >/dev/null <<'PY' || exit 
 import json, sys
 sys.path.insert(0, "netpipe_runs")
 import study
-builds = {v: study.build_info(study.build(v, cached=True)) for v in study.VARIANTS}
+builds = {v: study.build_info(study.where(v)) for v in study.VARIANTS}
 with open(sys.argv[1], "w") as f:
     json.dump({"command": sys.argv[2], "profile": sys.argv[3], "machine": study.machine(), "builds": builds}, f,
               indent=2)
@@ -136,11 +140,11 @@ microbench() {
     $analysis analysis/microbench_table.py "$out/microbench/bench.json" "$out/microbench/reads.json" \
         --out "$out/microbench/table.md"
 }
-# The campaigns take the builds as they are now (--cached): never a rebuild under a running study.
-callgrind() { python3 bench/callgrind_counts.py --cached --messages "$messages" --out "$out/callgrind"; }
-netpipe() { python3 netpipe_runs/netpipe_sweep.py --cached --profile "$profile" --out "$out/netpipe"; }
-pairwise() { python3 bench/pairwise_runs.py --cached --profile "$profile" --out "$out/pairwise"; }
-ab() { python3 bench/ab_runs.py --cached --profile "$profile" --out "$out/ab"; }
+# The campaigns run in the builds of this study or stop: never a rebuild under a running study.
+callgrind() { python3 bench/callgrind_counts.py --use-builds "$use_builds" --messages "$messages" --out "$out/callgrind"; }
+netpipe() { python3 netpipe_runs/netpipe_sweep.py --use-builds "$use_builds" --profile "$profile" --out "$out/netpipe"; }
+pairwise() { python3 bench/pairwise_runs.py --use-builds "$use_builds" --profile "$profile" --out "$out/pairwise"; }
+ab() { python3 bench/ab_runs.py --use-builds "$use_builds" --profile "$profile" --out "$out/ab"; }
 
 started=$(date +%s)
 for k in "${!chosen[@]}"; do

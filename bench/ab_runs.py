@@ -37,7 +37,8 @@ def arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", choices=sorted(PROFILES), default="short", help="short (default) or full")
-    parser.add_argument("--sets", default=",".join(SETS), help=f"comma list of counter sets (default: {','.join(SETS)})")
+    parser.add_argument("--sets", default=",".join(SETS),
+                        help=f"comma list of counter sets (default: {','.join(SETS)})")
     parser.add_argument("--transports", default="vader,tcp", help="comma list (default vader,tcp)")
     parser.add_argument("--builds", default="spc", help="comma list of builds (default spc; upstream/nospc only "
                         "show that the A/B does not apply there)")
@@ -68,7 +69,7 @@ def main():
         round_trips, pairs, warmup = PROFILES[args.profile][transport.name]
         blocks[transport.name] = {"round_trips": args.round_trips or round_trips, "pairs": args.pairs or pairs,
                                   "warmup_pairs": warmup}
-    builds = campaign.resolve_builds(args.builds, args.cached)
+    builds = campaign.resolve_builds(args.builds, args.cached, args.use_builds)
     # The "off" configuration of each build: nothing attached at MPI_Init.
     off = {c.build: c for c in study.CONFIGURATIONS if c.counters == ()}
     items = [campaign.Item(f"{b}-{s}-{t.name}", b, kind=t.name, fields={

@@ -57,7 +57,7 @@ def main():
     configs = ([study.configuration(k.strip()) for k in args.configurations.split(",") if k.strip()]
                if args.configurations else study.CONFIGURATIONS)
     out = campaign.output_folder(args.out, "callgrind")
-    builds = campaign.resolve_builds({c.build for c in configs}, args.cached)
+    builds = campaign.resolve_builds({c.build for c in configs}, args.cached, args.use_builds)
     vader = study.transport("vader")
     valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
     items = [campaign.Item(c.key, c.build, {"configuration": c.key, "configuration_name": c.name,
@@ -73,7 +73,9 @@ def main():
             config = study.configuration(run.item.fields["configuration"])
             files = {rank: runs.path(run, f".rank{rank}.callgrind") for rank in RANKS}
             command = study.mpirun(builds[config.build].prefix, config, vader) + [
-                "valgrind", "--tool=callgrind", "--collect-atstart=no",
+                # --smc-check=all: our sites rewrite code that valgrind may
+                # already have translated (at load, and when MPI_Init attaches)
+                "valgrind", "--tool=callgrind", "--smc-check=all", "--collect-atstart=no",
                 *(f"--toggle-collect={function}" for function in FUNCTIONS.values()),
                 "--callgrind-out-file=" + runs.path(run, ".rank%q{OMPI_COMM_WORLD_RANK}.callgrind"),
                 programs[config.build], str(args.messages)]

@@ -93,7 +93,8 @@ def main():
     args = arguments()
     out = campaign.output_folder(args.out, "pairwise")
     transport = study.transport(args.transport)
-    builds = campaign.resolve_builds({study.configuration(s.config).build for s in args.setups}, args.cached)
+    builds = campaign.resolve_builds({study.configuration(s.config).build for s in args.setups}, args.cached,
+                                     args.use_builds)
     items = []
     for setup in args.setups:
         config = study.configuration(setup.config)

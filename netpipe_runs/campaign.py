@@ -118,13 +118,23 @@ def built_hash(prefix):
         return None
 
 
-def resolve_builds(variants, cached=False):
+def resolve_builds(variants, cached=False, expected=None):
     """{variant: Build}, each build's prefix and content hash taken once, at
-    the campaign's start; exits with the reason if one is unusable."""
+    the campaign's start; exits with the reason if one is unusable.  cached:
+    only builds current with the sources (never a build); EXPECTED
+    ({variant: content hash}): exactly those builds as they are in the cache,
+    whatever the sources are now (what run.sh started with)."""
     builds = {}
     for variant in sorted(set(variants)):
         try:
-            prefix = study.build(variant, cached=cached)
+            if expected is not None:
+                prefix = study.where(variant)
+                if variant not in expected or built_hash(prefix) != expected[variant]:
+                    raise study.BuildUnavailable(
+                        f"the Open MPI build '{variant}' in {prefix} is {built_hash(prefix) or 'missing'}, "
+                        f"not the build {expected.get(variant, '(none named)')} asked for: it was replaced")
+            else:
+                prefix = study.build(variant, cached=cached)
             info = study.build_info(prefix)
         except (study.BuildUnavailable, OSError, ValueError) as error:
             sys.exit(f"campaign: {error}")
@@ -357,7 +367,7 @@ def pack(folder):
 # --- the campaign -------------------------------------------------------------
 
 def add_arguments(parser, timeout, out_hint):
-    """The options every driver has: --out, --seed, --timeout, --cached."""
+    """The options every driver has: --out, --seed, --timeout, --cached, --use-builds."""
     parser.add_argument("--out", help=f"results folder (default {out_hint}); an unfinished "
                         "campaign's folder resumes it")
     parser.add_argument("--seed", type=int, help="seed of the per-round order and the environment pads "
@@ -365,9 +375,21 @@ def add_arguments(parser, timeout, out_hint):
     parser.add_argument("--timeout", type=float, default=timeout,
                         help="seconds per mpirun before its whole process tree is ended "
                              + (f"({timeout:g})" if timeout else "(default: the profile's)"))
-    parser.add_argument("--cached", action="store_true",
+    builds = parser.add_mutually_exclusive_group()
+    builds.add_argument("--cached", action="store_true",
                         help="use the Open MPI builds only if they are built and current "
                              "(build_ompi.sh --cached); never start a build")
+    builds.add_argument("--use-builds", metavar="VARIANT=HASH,...", type=build_hashes,
+                        help="use exactly these builds as they are in the cache, whatever the sources "
+                             "are now (run.sh passes the builds it started with); never start a build")
+
+
+def build_hashes(text):
+    """--use-builds: "spc=78ae3aa14c2bff3a,nospc=..." -> {variant: hash}."""
+    pairs = [item.split("=", 1) for item in text.split(",") if item.strip()]
+    if not pairs or any(len(pair) != 2 or not all(pair) for pair in pairs):
+        raise ValueError(text)
+    return {variant.strip(): content_hash.strip() for variant, content_hash in pairs}
 
 
 def output_folder(out, kind):

@@ -106,7 +106,7 @@ def _compile(prefix, folder, recipe):
 def binary(build):
     """NPmpi compiled by the mpicc of BUILD (a campaign.Build), cached in the
     build cache's netpipe/ folder by the build's content hash."""
-    cache = os.path.join(study.cache_folder(), "netpipe")
+    cache = os.path.join(study.where(), "netpipe")
     folder = os.path.join(cache, f"{build.variant}-{build.content_hash}")
     stamp = os.path.join(folder, ".built")
     recipe = RECIPE.format(mpicc=os.path.join(build.prefix, "bin", "mpicc"))

@@ -143,10 +143,11 @@ def build(variant, cached=False):
     return result.stdout.strip().splitlines()[-1]
 
 
-def cache_folder():
-    """Where build_ompi.sh keeps its builds (and NetPIPE's are cached)."""
-    return subprocess.run([BUILD_OMPI, "--where"], check=True, stdout=subprocess.PIPE,
-                          text=True).stdout.strip()
+def where(variant=None):
+    """The folder build_ompi.sh keeps its builds in (NetPIPE's are cached
+    there too), or the prefix of the build VARIANT, built or not."""
+    return subprocess.run([BUILD_OMPI, "--where"] + ([variant] if variant else []), check=True,
+                          stdout=subprocess.PIPE, text=True).stdout.strip()
 
 
 def build_info(prefix):

@@ -199,6 +199,23 @@ class Records(unittest.TestCase):
             self.execute(c, c.pending()[0], f"echo hash2 > {self.prefix}/.built")
         self.assertEqual(campaign.read_records(self.out)[0]["status"], "build-replaced")
 
+    def test_use_builds_takes_exactly_those(self):
+        self.assertEqual(campaign.build_hashes("spc=ab12, nospc=cd34"), {"spc": "ab12", "nospc": "cd34"})
+        for bad in ("", "spc", "spc=", "=ab"):
+            with self.assertRaises(ValueError):
+                campaign.build_hashes(bad)
+        with open(os.path.join(self.prefix, "build-info.json"), "w") as f:
+            json.dump({"variant": "fake", "content_hash": "hash1"}, f)
+        where, study.where = study.where, lambda variant=None: self.prefix
+        try:
+            build = campaign.resolve_builds({"fake"}, expected={"fake": "hash1"})["fake"]
+            self.assertEqual((build.prefix, build.content_hash), (self.prefix, "hash1"))
+            with self.assertRaises(SystemExit) as stop:
+                campaign.resolve_builds({"fake"}, expected={"fake": "hash0"})
+            self.assertIn("is hash1, not the build hash0 asked for", str(stop.exception))
+        finally:
+            study.where = where
+
     def test_finished_campaign_is_packed_and_readable(self):
         with contextlib.redirect_stdout(io.StringIO()):
             with self.campaign() as c:
