@@ -159,11 +159,12 @@ report() {  # report NAME SCRIPT ARGS...: runs an analysis script, counts a fail
     shift
     $analysis "$@" >/dev/null || failed+=("$name")
 }
-[ -d "$out/callgrind" ] && report callgrind-table analysis/callgrind_table.py "$out/callgrind"
-[ -d "$out/netpipe" ] && report netpipe-report analysis/netpipe_report.py "$out/netpipe"
+# (a campaign that could not start left no meta.json)
+[ -f "$out/callgrind/meta.json" ] && report callgrind-table analysis/callgrind_table.py "$out/callgrind"
+[ -f "$out/netpipe/meta.json" ] && report netpipe-report analysis/netpipe_report.py "$out/netpipe"
 measured=()
 for folder in pairwise ab; do
-    [ -d "$out/$folder" ] && measured+=("$out/$folder")
+    [ -f "$out/$folder/meta.json" ] && measured+=("$out/$folder")
 done
 [ ${#measured[@]} -gt 0 ] && report pairwise-report analysis/pairwise_report.py "${measured[@]}"
 report summary analysis/study_summary.py "$out"

@@ -63,13 +63,13 @@ def arguments():
 
 def main():
     args = arguments()
-    out = campaign.output_folder(args.out, "ab")
     blocks = {}
     for transport in args.transports:
         round_trips, pairs, warmup = PROFILES[args.profile][transport.name]
         blocks[transport.name] = {"round_trips": args.round_trips or round_trips, "pairs": args.pairs or pairs,
                                   "warmup_pairs": warmup}
     builds = campaign.resolve_builds(args.builds, args.cached, args.use_builds)
+    out = campaign.output_folder(args.out, "ab")
     # The "off" configuration of each build: nothing attached at MPI_Init.
     off = {c.build: c for c in study.CONFIGURATIONS if c.counters == ()}
     items = [campaign.Item(f"{b}-{s}-{t.name}", b, kind=t.name, fields={

@@ -56,8 +56,8 @@ def main():
         parser.error("--messages must be at least 100")
     configs = ([study.configuration(k.strip()) for k in args.configurations.split(",") if k.strip()]
                if args.configurations else study.CONFIGURATIONS)
-    out = campaign.output_folder(args.out, "callgrind")
     builds = campaign.resolve_builds({c.build for c in configs}, args.cached, args.use_builds)
+    out = campaign.output_folder(args.out, "callgrind")
     vader = study.transport("vader")
     valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
     items = [campaign.Item(c.key, c.build, {"configuration": c.key, "configuration_name": c.name,

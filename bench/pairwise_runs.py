@@ -91,10 +91,10 @@ def arguments():
 
 def main():
     args = arguments()
-    out = campaign.output_folder(args.out, "pairwise")
     transport = study.transport(args.transport)
     builds = campaign.resolve_builds({study.configuration(s.config).build for s in args.setups}, args.cached,
                                      args.use_builds)
+    out = campaign.output_folder(args.out, "pairwise")
     items = []
     for setup in args.setups:
         config = study.configuration(setup.config)

@@ -124,8 +124,8 @@ def judge_output(path, expected):
 
 def main():
     args = arguments()
-    out = campaign.output_folder(args.out, "netpipe")
     builds = campaign.resolve_builds({c.build for c in args.configurations}, args.cached, args.use_builds)
+    out = campaign.output_folder(args.out, "netpipe")
     binaries = {v: netpipe.binary(b) for v, b in builds.items()}
     items = [campaign.Item(f"{t.name}-{sweep}-{c.key}", c.build, block=f"{t.name}-{sweep}", kind=f"{t.name}-{sweep}",
                            fields={"transport": t.name, "btl": t.btl, "sweep": sweep, "configuration": c.key,
