@@ -15,13 +15,13 @@ __attribute__((unused)) static int seen(int value)
 
 int PROBE(void)
 {
-    spc_timer_t timer = 0;
+    spc_timer_t timer = {0, 0};
     (void)timer;
     evaluations = 0;
     SPC_RECORD(OMPI_SPC_SEND, seen(1));
     SPC_USER_OR_MPI(seen(0), seen(64), OMPI_SPC_BYTES_SENT_USER, OMPI_SPC_BYTES_SENT_MPI);
     SPC_TIMER_START(OMPI_SPC_MATCH_TIME, &timer);
-    SPC_TIMER_STOP(OMPI_SPC_MATCH_TIME, &timer);
+    SPC_TIMER_STOP(&timer);
     SPC_LEVEL_ADD(OMPI_SPC_OOS_IN_QUEUE, seen(1));
     SPC_LEVEL_ADD(OMPI_SPC_OOS_IN_QUEUE, -1);
     return evaluations;

@@ -14,7 +14,7 @@ void probe_timer(void)
 {
     spc_timer_t timer;
     SPC_TIMER_START(OMPI_SPC_MATCH_TIME, &timer);
-    SPC_TIMER_STOP(OMPI_SPC_MATCH_TIME, &timer);
+    SPC_TIMER_STOP(&timer);
 }
 
 void probe_level(int64_t delta) { SPC_LEVEL_ADD(OMPI_SPC_UNEXPECTED_IN_QUEUE, delta); }

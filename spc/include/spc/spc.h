@@ -5,13 +5,14 @@
  *   SPC_RECORD(id, n)                 add n to a COUNTER, AGGREGATE or TIMER
  *   SPC_USER_OR_MPI(tag, n, u, m)     add n to u if tag >= 0, else to m
  *   SPC_TIMER_START(id, &timer)       start timing into a TIMER counter
- *   SPC_TIMER_STOP(id, &timer)        stop and add the elapsed ticks
+ *   SPC_TIMER_STOP(&timer)            stop, adding the elapsed ticks to it
  *   SPC_LEVEL_ADD(id, delta)          move a LEVEL up or down
  * Compiled out (SPC_ENABLE 0) each is ((void)0) and evaluates nothing;
  * compiled in, one 5-byte site: a no-op while the counter is off (see
  * "Patched sites"), or a flag test; the update is inline code out of line,
  * with no call, no lock, no division.  Counter ids must be constants, and
- * the other arguments are evaluated only while the counter is on.
+ * the other arguments are evaluated only while the counter is on (a
+ * timer's id may vary: see SPC_TIMER_START).
  */
 #ifndef SPC_SPC_H
 #define SPC_SPC_H
@@ -188,7 +189,8 @@ uint64_t spc_watermark_slot_read(int watermark_id, int slot);
  * a thread other than the caller takes a new n after its next timed interval. */
 int spc_timer_sampling_set(unsigned n);
 unsigned spc_timer_sampling(void);
-/* How many intervals timer id has timed (all of them when sampling is 1). */
+/* How many intervals timer id has timed while sampling was above 1 (with
+ * sampling 1 every interval is timed and none is counted here). */
 uint64_t spc_timer_intervals(int id);
 
 /* ---- Patched sites ---------------------------------------------------------- */
@@ -262,12 +264,17 @@ uint64_t *spc_thread_shard_create(void) __attribute__((cold));
 /* The gap to the next timed interval, when sampling is above 1. */
 uint64_t spc_timer_next_gap_(uint64_t *block);
 
-/* Start time of a running SPC_TIMER_START/STOP pair; 0 when not running. */
-typedef uint64_t spc_timer_t;
+/* A running SPC_TIMER_START/STOP pair: the start's clock reading (0 when the
+ * interval is not timed) and the counter it times. */
+typedef struct spc_timer {
+    uint64_t start;
+    int id;
+} spc_timer_t;
 
 #if SPC_ENABLE
 
 #define SPC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SPC_LIKELY(x) __builtin_expect(!!(x), 1)
 
 static inline int spc_enabled_(int id)
 {
@@ -332,22 +339,8 @@ static inline void spc_user_or_mpi_(int tag, uint64_t n, int user_id, int mpi_id
 #endif
 
 /* The start stores the clock only for an interval that is timed; the timer
- * is otherwise left at 0 (SPC_TIMER_START stores it first), and a stop skips
- * a timer at 0, so a counter turned on between the two adds nothing. */
-static inline void spc_timer_start_(int id, spc_timer_t *timer)
-{
-    if (SPC_UNLIKELY(spc_enabled_(id))) {
-        uint64_t *block = spc_block_();
-        uint64_t left = block[SPC_BLOCK_COUNTDOWN];  /* 0 on a fresh block */
-        if (left <= 1) {
-            block[SPC_BLOCK_COUNTDOWN] = spc_timer_sampling_ == 1 ? 1 : spc_timer_next_gap_(block);
-            *timer = SPC_TIMER_CLOCK_();
-        } else {
-            block[SPC_BLOCK_COUNTDOWN] = left - 1;
-        }
-    }
-}
-
+ * is otherwise left at 0 (SPC_TIMER_START stores that first), and a stop
+ * skips a timer at 0, so a counter turned on between the two adds nothing. */
 /* The block slot that counts the intervals timer id timed (folds to a
  * constant for a constant id). */
 static inline int spc_timed_slot_(int id)
@@ -369,12 +362,37 @@ static inline int spc_timed_slot_(int id)
     }
 }
 
-static inline void spc_timer_stop_(int id, spc_timer_t *timer)
+/* Whether a sampled timer id times this interval (and counts it if so): a
+ * countdown in the thread's block, reset to a random gap when it runs out
+ * (0 on a fresh block). */
+static inline int spc_timer_sampled_(int id)
 {
-    if (SPC_UNLIKELY(*timer != 0)) {
-        spc_add_(id, SPC_TIMER_CLOCK_() - *timer);
-        spc_block_add_(spc_block_(), spc_timed_slot_(id), 1);
-        *timer = 0;
+    uint64_t *block = spc_block_();
+    uint64_t left = block[SPC_BLOCK_COUNTDOWN];
+    if (left > 1) {
+        block[SPC_BLOCK_COUNTDOWN] = left - 1;
+        return 0;
+    }
+    block[SPC_BLOCK_COUNTDOWN] = spc_timer_next_gap_(block);
+    spc_block_add_(block, spc_timed_slot_(id), 1);
+    return 1;
+}
+
+static inline void spc_timer_start_(int id, spc_timer_t *timer)
+{
+    if (SPC_UNLIKELY(spc_enabled_(id)) &&
+        (SPC_LIKELY(spc_timer_sampling_ == 1) || spc_timer_sampled_(id))) {
+        timer->id = id;
+        timer->start = SPC_TIMER_CLOCK_();
+    }
+}
+
+
+static inline void spc_timer_stop_(spc_timer_t *timer)
+{
+    if (SPC_UNLIKELY(timer->start != 0)) {
+        spc_add_(timer->id, SPC_TIMER_CLOCK_() - timer->start);
+        timer->start = 0;
     }
 }
 
@@ -452,15 +470,16 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 #define SPC_RECORD(id, n) SPC_GUARDED_(id, id, spc_record_((id), (uint64_t)(n)))
 #define SPC_USER_OR_MPI(tag, n, user_id, mpi_id) \
     SPC_GUARDED_(user_id, mpi_id, spc_user_or_mpi_((tag), (uint64_t)(n), (user_id), (mpi_id)))
-#define SPC_TIMER_START(id, timer)                                  \
-    do {                                                            \
-        *(timer) = 0;                                               \
-        SPC_GUARDED_(id, id, spc_timer_start_((id), (timer)));      \
+/* Timer sites are on while any timer is (SPC_ANY_TIMER): a start may then
+ * choose its counter at run time, and a stop adds to the one its start
+ * named. */
+#define SPC_TIMER_START(id, timer)                                                    \
+    do {                                                                              \
+        (timer)->start = 0;                                                           \
+        SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, spc_timer_start_((id), (timer)));  \
     } while (0)
-/* A stop only finishes what a start began: its site is on while any timer
- * is (SPC_ANY_TIMER), so id may be chosen at run time. */
-#define SPC_TIMER_STOP(id, timer) \
-    SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, spc_timer_stop_((id), (timer)))
+#define SPC_TIMER_STOP(timer) \
+    SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, spc_timer_stop_(timer))
 #define SPC_LEVEL_ADD(id, delta) spc_level_add_((id), (int64_t)(delta))
 
 #else /* SPC compiled out */
@@ -468,7 +487,7 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 #define SPC_RECORD(id, n) ((void)0)
 #define SPC_USER_OR_MPI(tag, n, user_id, mpi_id) ((void)0)
 #define SPC_TIMER_START(id, timer) ((void)0)
-#define SPC_TIMER_STOP(id, timer) ((void)0)
+#define SPC_TIMER_STOP(timer) ((void)0)
 #define SPC_LEVEL_ADD(id, delta) ((void)0)
 
 #endif
