@@ -5,6 +5,7 @@
 # usage: ompi_patches/build_ompi.sh VARIANT           build if needed; prints the prefix last
 #        ompi_patches/build_ompi.sh --cached VARIANT  the prefix if built and current, else exit 3
 #        ompi_patches/build_ompi.sh --where [VARIANT] the cache folder, or VARIANT's prefix
+#        ompi_patches/build_ompi.sh --tree VARIANT    VARIANT's Open MPI source tree
 #   spc       our patch series and SPC core, SPC compiled in
 #   nospc     the same patched tree with SPC compiled out: the overhead baseline
 #   upstream  unpatched 4.1.4 with its own --enable-spc
@@ -23,6 +24,7 @@ mode=build
 case "${1:-}" in
     --cached) mode=cached; shift ;;
     --where) mode=where; shift ;;
+    --tree) mode=tree; shift ;;
 esac
 variant=${1:-}
 cache=${SPC_CACHE:-/var/cache/ompi-spc}
@@ -33,14 +35,19 @@ case "$variant" in
     -h | --help) usage; exit 0 ;;
     *) echo "build_ompi.sh: unknown variant '${variant}'" >&2; usage >&2; exit 2 ;;
 esac
-[ "$mode" = where ] && { echo "$cache/prefix/$variant"; exit 0; }
+# Every variant's folders have names of one length ("spc_____"), so that the
+# prefix paths the builds carry (and put in each process's environment and
+# link map) shift no layout between variants.
+folder=$(printf '%-8s' "$variant" | tr ' ' _)
+prefix=$cache/prefix/$folder
+work=$cache/work/$folder
+[ "$mode" = where ] && { echo "$prefix"; exit 0; }
+[ "$mode" = tree ] && { echo "$work/openmpi-4.1.4"; exit 0; }
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${JOBS:-$(nproc)}
 package_version=4.1.4-3
 orig=openmpi_4.1.4.orig.tar.xz
-prefix=$cache/prefix/$variant
-work=$cache/work/$variant
 log=$cache/logs/$variant.log
 
 if [ "$mode" = build ]; then
