@@ -5,7 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")" || exit 2
 
-all_steps="demo,microbench,callgrind,netpipe,pairwise,ab"
+all_steps="demo,microbench,callgrind,netpipe,pairwise,ab,lammps"
 usage() {
     cat <<USAGE
 usage: ./run.sh [--profile short|full] [--only STEPS] [--out DIR]
@@ -27,7 +27,9 @@ Steps, each saved in its folder of DIR:
               (report.md, with the A/B's tables)
   ab          the in-process A/B ping-pong (counters on and off in one pair of
               processes)
-The campaign steps (callgrind, netpipe, pairwise, ab) also keep meta.json,
+  lammps      Debian's unchanged LAMMPS on each build: loop time per
+              configuration (summary.md)
+The campaign steps (callgrind, netpipe, pairwise, ab, lammps) also keep meta.json,
 runs.jsonl (one record per run) and raw.tar.xz (every run's raw output).
 DIR/summary.md gathers every table with the date, machine and command;
 DIR/meta.json has the machine and builds.  The Open MPI builds are brought up
@@ -50,8 +52,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 case "$profile" in
-    short) repetitions=3 min_time=0.05 messages=2000 ;;
-    full) repetitions=10 min_time=0.2 messages=20000 ;;
+    short) repetitions=3 min_time=0.05 messages=2000 lammps_rounds=1 ;;
+    full) repetitions=10 min_time=0.2 messages=20000 lammps_rounds=5 ;;
     *) echo "run.sh: --profile must be short or full, not '$profile'" >&2; exit 2 ;;
 esac
 IFS=, read -r -a chosen <<<"$steps"
@@ -145,6 +147,7 @@ callgrind() { python3 bench/callgrind_counts.py --use-builds "$use_builds" --mes
 netpipe() { python3 netpipe_runs/netpipe_sweep.py --use-builds "$use_builds" --profile "$profile" --out "$out/netpipe"; }
 pairwise() { python3 bench/pairwise_runs.py --use-builds "$use_builds" --profile "$profile" --out "$out/pairwise"; }
 ab() { python3 bench/ab_runs.py --use-builds "$use_builds" --profile "$profile" --out "$out/ab"; }
+lammps() { python3 bench/lammps_runs.py --use-builds "$use_builds" --rounds "$lammps_rounds" --out "$out/lammps"; }
 
 started=$(date +%s)
 for k in "${!chosen[@]}"; do
@@ -167,6 +170,7 @@ for folder in pairwise ab; do
     [ -f "$out/$folder/meta.json" ] && measured+=("$out/$folder")
 done
 [ ${#measured[@]} -gt 0 ] && report pairwise-report analysis/pairwise_report.py "${measured[@]}"
+[ -f "$out/lammps/meta.json" ] && report lammps-report analysis/lammps_report.py "$out/lammps"
 report summary analysis/study_summary.py "$out"
 echo "saved in $out after $(($(date +%s) - started)) s:"
 echo "  meta.json (machine, builds, command), and the tables and figures:"

@@ -19,6 +19,7 @@ PARTS = [
     ("NetPIPE overhead sweeps", "netpipe/netpipe_summary.md", "netpipe"),
     ("Pairwise benchmark and in-process A/B", "pairwise/report.md", "pairwise"),
     ("In-process A/B", "ab/report.md", "ab"),
+    ("An application: LAMMPS's loop time", "lammps/summary.md", "lammps"),
 ]
 
 

@@ -1,0 +1,49 @@
+#!/usr/bin/python3
+"""The table of LAMMPS loop times from a campaign of bench/lammps_runs.py:
+per configuration the median loop time, and its ratio to the baseline's loop
+time of the same round, median [min-max] over rounds.  Writes summary.md.
+
+usage: /usr/bin/python3 analysis/lammps_report.py RESULTS_DIR"""
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
+import campaign  # noqa: E402
+import study  # noqa: E402
+
+
+def table(records):
+    ok = [r for r in records if r["status"] == "ok"]
+    loop = {(r["configuration"], r["round"]): r["result"]["loop_seconds"] for r in ok}
+    baseline = study.BASELINE.key
+    lines = ["| configuration | runs | loop time, median (s) | over the baseline of the same round, "
+             "median [min-max] |", "|---|---:|---:|---|"]
+    for config in study.CONFIGURATIONS:
+        mine = sorted((rnd, seconds) for (key, rnd), seconds in loop.items() if key == config.key)
+        if not mine:
+            continue
+        ratios = [seconds / loop[(baseline, rnd)] for rnd, seconds in mine if (baseline, rnd) in loop]
+        spread = (f"{statistics.median(ratios):.3f} [{min(ratios):.3f}-{max(ratios):.3f}]"
+                  if ratios and config.key != baseline else "–")
+        lines.append(f"| {config.name} | {len(mine)} | {statistics.median(s for _, s in mine):.3f} | "
+                     f"{spread} |")
+    failed = len(records) - len(ok)
+    return "\n".join(lines) + "\n" + (f"\n{failed} run(s) not ok: see runs.jsonl\n" if failed else "")
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    records = campaign.read_records(out)
+    if not any(r["status"] == "ok" for r in records):
+        sys.exit(f"lammps_report.py: no successful run recorded in {out}")
+    text = table(records)
+    with open(os.path.join(out, "summary.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""What counting costs a real application: Debian's unchanged LAMMPS (an LJ
+melt of 32,000 atoms, 300 steps, 2 ranks over vader) on each build's libmpi,
+its loop time per configuration, interleaved over rounds.
+Table: /usr/bin/python3 analysis/lammps_report.py DIR"""
+import argparse
+import os
+import re
+import shutil
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
+import campaign  # noqa: E402
+import study  # noqa: E402
+
+CONFIGURATIONS = ("baseline", "ours-off", "ours-all", "ours-all-sampled", "upstream-off", "upstream-all")
+LOOP = re.compile(r"^Loop time of ([0-9.eE+-]+) on (\d+) procs for (\d+) steps with (\d+) atoms", re.M)
+# The input installed with the tools (tools/examples/in.lj): LAMMPS's own
+# bench/in.lj, 300 steps.
+INPUT = os.path.join("share", "ompi-spc", "examples", "in.lj")
+
+
+def judge(returncode, stdout, stderr):
+    """ok with LAMMPS's loop time, steps and atoms as the result."""
+    if returncode != 0:
+        return "failed", f"exit status {returncode}", None
+    found = LOOP.search(stdout)
+    if not found:
+        return "failed", "no 'Loop time' line in LAMMPS's output", None
+    seconds, procs, steps, atoms = found.groups()
+    return "ok", "", {"loop_seconds": float(seconds), "procs": int(procs), "steps": int(steps),
+                      "atoms": int(atoms)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     epilog="Results in DIR: meta.json, runs.jsonl, raw.tar.xz (LAMMPS's output).")
+    parser.add_argument("--rounds", type=int, default=5, help="runs of each configuration (default 5)")
+    parser.add_argument("--configurations", default=",".join(CONFIGURATIONS),
+                        help=f"comma list (default {','.join(CONFIGURATIONS)})")
+    campaign.add_arguments(parser, timeout=300, out_hint="results/lammps/<UTC time>")
+    args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    configs = [study.configuration(k.strip()) for k in args.configurations.split(",") if k.strip()]
+    lmp = shutil.which("lmp")
+    if lmp is None:
+        sys.exit("lammps_runs.py: no lmp on PATH: install Debian's lammps (install_deps.sh does)")
+    builds = campaign.resolve_builds({c.build for c in configs}, args.cached, args.use_builds)
+    spc_input = os.path.join(builds["spc"].prefix if "spc" in builds else study.where("spc"), INPUT)
+    if not os.path.isfile(spc_input):
+        sys.exit(f"lammps_runs.py: no LAMMPS input at {spc_input}: is the spc build installed?")
+    out = campaign.output_folder(args.out, "lammps")
+    vader = study.transport("vader")
+    items = [campaign.Item(c.key, c.build, {"configuration": c.key}) for c in configs]
+    settings = {"lmp": lmp, "input": INPUT, "transport": vader.name, "ranks": 2, "timeout": args.timeout}
+    with campaign.Campaign(out, "lammps", builds, items, args.rounds, args.seed, settings) as runs:
+        for run in runs.pending():
+            config = study.configuration(run.item.fields["configuration"])
+            prefix = builds[config.build].prefix
+            command = study.mpirun(prefix, config, vader) + [
+                "-x", "LD_LIBRARY_PATH", lmp, "-in", spc_input, "-log", "none"]
+            runs.execute(run, command, args.timeout, judge=judge, label=config.name,
+                         env={"LD_LIBRARY_PATH": os.path.join(prefix, "lib")})
+    print(f"saved: {out}\ntable: /usr/bin/python3 analysis/lammps_report.py {out}")
+
+
+if __name__ == "__main__":
+    main()
