@@ -62,7 +62,7 @@ static void print_table(const unsigned long long *values, ompi_communicator_t *w
                      "(%d of %d counters were 0 on every rank)\n", zero, OMPI_SPC_NUM_COUNTERS);
     const unsigned sampling = spc_timer_sampling();
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS && sampling > 1; ++id) {
-        if (SPC_KIND_TIMER == spc_counter_infos[id].kind && 0 != max[id].value) {
+        if (SPC_KIND_TIMER == spc_counter_infos[id].kind && 0 != timed_sum[id]) {
             used += snprintf(text + used, sizeof text - used,
                              "(%s is an estimate: 1 in %u intervals timed, %llu timed on all "
                              "ranks together)\n", spc_counter_infos[id].name, sampling,
