@@ -44,22 +44,15 @@ def markdown(rows):
     return "\n".join(lines) + "\n"
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
-        sys.exit(__doc__)
-    out = sys.argv[1]
-    rows = per_rank_rows(campaign.read_records(out))
-    if not rows:
-        sys.exit(f"callgrind_table.py: no successful run recorded in {out}")
+def make(out, records):
+    """summary.csv (one row per configuration and rank) and the markdown table."""
+    rows = per_rank_rows(records)
     with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    table = markdown(rows)
-    with open(os.path.join(out, "summary.md"), "w") as f:
-        f.write(table)
-    print(table)
+    return markdown(rows)
 
 
 if __name__ == "__main__":
-    main()
+    campaign.report_main(__doc__, make)

@@ -13,9 +13,9 @@ import campaign  # noqa: E402
 import study  # noqa: E402
 
 
-def table(records):
-    ok = [r for r in records if r["status"] == "ok"]
-    loop = {(r["configuration"], r["round"]): r["result"]["loop_seconds"] for r in ok}
+def make(out, records):
+    """The table of the ok records; runs that are missing are said below it."""
+    loop = {(r["configuration"], r["round"]): r["result"]["loop_seconds"] for r in records}
     baseline = study.BASELINE.key
     lines = ["| configuration | runs | loop time, median (s) | over the baseline of the same round, "
              "median [min-max] |", "|---|---:|---:|---|"]
@@ -28,22 +28,9 @@ def table(records):
                   if ratios and config.key != baseline else "–")
         lines.append(f"| {config.name} | {len(mine)} | {statistics.median(s for _, s in mine):.3f} | "
                      f"{spread} |")
-    failed = len(records) - len(ok)
-    return "\n".join(lines) + "\n" + (f"\n{failed} run(s) not ok: see runs.jsonl\n" if failed else "")
-
-
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
-        sys.exit(__doc__)
-    out = sys.argv[1]
-    records = campaign.read_records(out)
-    if not any(r["status"] == "ok" for r in records):
-        sys.exit(f"lammps_report.py: no successful run recorded in {out}")
-    text = table(records)
-    with open(os.path.join(out, "summary.md"), "w") as f:
-        f.write(text)
-    print(text)
+    missing = len(campaign.read_records(out)) - len(records)
+    return "\n".join(lines) + "\n" + (f"\n{missing} run(s) not ok: see runs.jsonl\n" if missing else "")
 
 
 if __name__ == "__main__":
-    main()
+    campaign.report_main(__doc__, make)

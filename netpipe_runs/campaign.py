@@ -304,6 +304,21 @@ def read_records(folder):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def report_main(doc, make):
+    """main() of a report script taking one campaign folder: MAKE(out, ok_records)
+    returns the markdown it writes to OUT/summary.md and prints."""
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        sys.exit(doc)
+    out = sys.argv[1]
+    records = [r for r in read_records(out) if r["status"] == "ok"]
+    if not records:
+        sys.exit(f"{os.path.basename(sys.argv[0])}: no successful run recorded in {out}")
+    text = make(out, records)
+    with open(os.path.join(out, "summary.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
 class RawFiles:
     """The raw files of a campaign folder by their recorded path (raw/...):
     from the folder when there, else from raw.tar.xz."""
