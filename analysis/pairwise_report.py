@@ -257,8 +257,10 @@ def ab_tables(metas, runs, out, header):
     not_applicable = sorted({(r["build"], (r["result"] or {}).get("reason", "")) for r in runs
                              if r["status"] == "not-applicable"})
     ok = [r for r in runs if r["status"] == "ok"]
+    # sets in the order the campaigns planned them (meta.json's settings)
+    set_order = list(dict.fromkeys(s for meta in metas for s in meta.get("settings", {}).get("sets", [])))
     keys = sorted({(r["build"], r["transport"], r["set"]) for r in ok},
-                  key=lambda k: (k[0], k[1], ["all", "table4", "match-time", "table4-no-match"].index(k[2])))
+                  key=lambda k: (k[0], k[1], set_order.index(k[2]) if k[2] in set_order else len(set_order)))
     rows, csv_rows = [], []
     for build, transport, set_ in keys:
         mine = [r for r in ok if (r["build"], r["transport"], r["set"]) == (build, transport, set_)]
