@@ -9,7 +9,7 @@ all_steps="demo,microbench,callgrind,netpipe,pairwise,ab,lammps"
 usage() {
     cat <<USAGE
 usage: ./run.sh [--profile short|full] [--only STEPS] [--out DIR]
-  --profile short|full  short (default): 2.5 to 4 minutes here, 3 rounds, for a
+  --profile short|full  short (default): 2 to 4 minutes here, 3 rounds, for a
                         look; full: 10 rounds of everything, about 20 minutes here
   --only STEPS          comma list of steps to run (default: $all_steps)
   --out DIR             where results go (default results/<UTC time>, inside this
