@@ -29,6 +29,7 @@ SETUPS = [
     Setup("baseline", "baseline (SPC compiled out)", "baseline", ("--no-counters",)),
     Setup("ours-off", "ours, all off", "ours-off", ("--no-counters",)),
     Setup("ours-all", "ours, all on (attach all)", "ours-all", ()),
+    Setup("ours-all-sampled", f"ours, all on, timers 1 in {study.TIMER_SAMPLING}", "ours-all-sampled", ()),
     Setup("upstream-off", "upstream, all off", "upstream-off", ("--no-counters",)),
     # upstream's pvars are continuous: read as differences, counting only what is attached
     Setup("upstream-all", "upstream, all on (attach all)", "upstream-all", ()),
