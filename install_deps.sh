@@ -6,12 +6,15 @@ set -euo pipefail
 
 packages=(meson ninja-build g++ pkg-config python3 binutils libgtest-dev libbenchmark-dev
           make patch xz-utils ccache flex libhwloc-dev libevent-dev
-          libpapi-dev papi-tools libsde1 python3-pandas python3-matplotlib valgrind)
+          libpapi-dev papi-tools libsde1 python3-pandas python3-matplotlib valgrind
+          libncurses-dev libcpp-httplib-dev iproute2)
 # Debian's own Open MPI 4.1.4 and programs built against it, which the tests
 # of tools/ run with our libmpi (installed beside ours on purpose: a test
 # checks that our build still links ours).  Without Recommends: lammps would
-# pull in about 200 MB of documentation and examples.
-without_recommends=(openmpi-bin libopenmpi-dev python3-mpi4py lammps python3-pyelftools)
+# pull in about 200 MB of documentation and examples.  Prometheus (the live
+# counters' tests scrape spc-exporter with it) would pull in its node exporter.
+without_recommends=(openmpi-bin libopenmpi-dev python3-mpi4py lammps python3-pyelftools
+                    prometheus)
 
 # missing PACKAGE...: those not installed.
 missing() {

@@ -18,12 +18,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ompi/mca/rte/rte.h"
 #include "ompi/runtime/ompi_spc.h"
 #include "ompi/runtime/params.h"
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var_group.h"
 #include "opal/mca/base/mca_base_vari.h"
 #include "opal/util/output.h"
+#include "spc/live.h"
 #if SPC_ENABLE
 #include "spc/spc_papi.h"
 #endif
@@ -235,6 +237,23 @@ static void apply_timer_sampling(void)
     spc_timer_sampling_set((unsigned)ompi_mpi_spc_timer_sampling);
 }
 
+/* mpi_spc_live: names this rank's live segment after the job and rank
+ * (libspc made it when it loaded, or makes it now). */
+static void apply_live(void)
+{
+    if (!ompi_mpi_spc_live) {
+        return;
+    }
+    char jobid[32], message[1024];
+    snprintf(jobid, sizeof jobid, "%u", (unsigned)OMPI_PROC_MY_NAME->jobid);
+    struct spc_live_identity who = {ompi_mpi_spc_live_dir, ompi_mpi_spc_live_group, jobid, NULL,
+                                    ompi_comm_rank(&ompi_mpi_comm_world.comm),
+                                    ompi_comm_size(&ompi_mpi_comm_world.comm)};
+    if (SPC_SUCCESS != spc_live_publish(&who, message, sizeof message) || '\0' != message[0]) {
+        opal_output(0, "spc: mpi_spc_live: %s", message);
+    }
+}
+
 void ompi_spc_init(void)
 {
     spc_init();
@@ -244,6 +263,7 @@ void ompi_spc_init(void)
     apply_timer_sampling();
     register_pvars();
     spc_running = true;
+    apply_live();
     apply_attach_list();
 }
 
@@ -254,6 +274,8 @@ void ompi_spc_fini(void)
     if (!spc_running) {
         return;
     }
+    /* the live segment's final values are the report's: taken before its traffic */
+    spc_live_finalize(ompi_mpi_spc_live_keep);
     if (ompi_mpi_spc_dump_enabled) {
         ompi_spc_report();
     }

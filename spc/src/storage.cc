@@ -6,7 +6,9 @@
 // cache line in spc_shared, updated with an atomic add.  Both stores exist in
 // every build and a read sums both, so tests and benchmarks can drive either
 // mode in one binary; the build option only picks the one the update macros
-// write to, and the other stays zero.
+// write to, and the other stays zero.  With live counters on (live.cc), new
+// threads take their blocks from the live segment, and the level lines are
+// the segment's pages.
 #include <pthread.h>
 
 #include <algorithm>
@@ -17,16 +19,19 @@
 #include <mutex>
 
 #include "internal.hpp"
+#include "live_internal.hpp"
 
 extern "C" {
-alignas(64) struct spc_shared_line spc_shared[OMPI_SPC_NUM_COUNTERS];
+spc_level_pages spc_level_pages_;
+// The fast path's name for the level lines: the same bytes as spc_level_pages_.
+extern struct spc_shared_line spc_shared[OMPI_SPC_NUM_COUNTERS] __attribute__((alias("spc_level_pages_")));
 alignas(64) unsigned char spc_enabled_flags[OMPI_SPC_NUM_COUNTERS];
 __thread uint64_t *spc_thread_shard __attribute__((tls_model("initial-exec"))) = nullptr;
 }
 
 namespace {
 
-constexpr size_t kShardBytes = (SPC_BLOCK_SLOTS * sizeof(uint64_t) + 63) / 64 * 64;  // whole cache lines
+constexpr size_t kShardBytes = spc::live::kBlockBytes;  // whole cache lines
 
 // Guards the list of live shards and the retired totals; never taken on the
 // update path, only by thread start/exit and by reads.
@@ -54,6 +59,12 @@ uint64_t load(const uint64_t *counter) { return __atomic_load_n(counter, __ATOMI
 void Registry::fold_exiting_thread(void *block)
 {
     auto *shard = static_cast<uint64_t *>(block);
+    if (spc::live::release(shard)) {
+        // A live block keeps its counts where readers sum them (and stays
+        // in the list); the next new thread adds to them.
+        spc_thread_shard = nullptr;
+        return;
+    }
     Registry &r = registry();
     {
         std::lock_guard<std::mutex> lock(r.mutex);
@@ -97,6 +108,21 @@ extern "C" {
 uint64_t *spc_thread_shard_create(void)
 {
     Registry &r = registry();
+    spc::live::Block live = spc::live::acquire();
+    if (live.block != nullptr) {
+        uint64_t *shard = live.block;
+        // Counter slots keep what an exited thread counted; the sampling
+        // state is this thread's own.
+        shard[SPC_BLOCK_COUNTDOWN] = 0;
+        shard[SPC_BLOCK_RANDOM] = spc::random_seed(shard);
+        if (live.fresh) {
+            std::lock_guard<std::mutex> lock(r.mutex);
+            r.live.push_back(shard);
+        }
+        pthread_setspecific(r.exit_key, shard);
+        spc_thread_shard = shard;
+        return shard;
+    }
     void *block = std::aligned_alloc(64, kShardBytes);
     if (block == nullptr) {
         // The update macros cannot report an error and must not crash MPI:

@@ -1,0 +1,547 @@
+#!/usr/bin/env python3
+"""Live counters read from outside running MPI jobs (README "Live counters"):
+the jobs are live_job.c in the "spc" Open MPI build with mpi_spc_live on, held
+at known points; the readers are the programs spc-top, spc-record and
+spc-exporter as built.  Every value asserted is predicted from the traffic
+the job was told to make.
+
+usage: check_live.py MODE --mpirun M --job J --top T --record R --exporter E --scratch DIR [...]
+modes:
+  exact       N sends, held: each rank reads exactly N (SEND, RECV, user bytes,
+              and with --unexpected K the queue level and watermark K), then
+              N + M at the second hold; with --keep the finalized values stay
+              readable after the job and --clean removes them, without it the
+              files are gone.  --btl, --threads.
+  kill        kill -9 rank 1 at the first hold: its file reads dead with the N
+              sends it made, --clean removes the files, a new job in the same
+              folder reads exactly.
+  files       the files are 0600 and the user's, another user cannot read them,
+              mpi_spc_live_group opens them to that group; damaged files give
+              an error naming them, not a crash, and the good job still shows.
+  record      spc-record over a job of known length: samples while it runs,
+              the last equals the finalize report's CSV for every rank and
+              counter; analysis/live_plot.py draws it.
+  prometheus  Debian's prometheus scrapes spc-exporter: the query API returns
+              exactly each rank's SEND of a held job, labelled by rank.
+  nodes       two simulated nodes (../shared/tools/simnodes), one exporter per
+              node, one Prometheus: the sum over ranks of SEND is the job's
+              total, and each series carries its node's name."""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+N, M, SIZE = 30, 20, 100   # sends per phase, and bytes per message
+FAILURES = []
+
+
+def check(condition, message):
+    print(("ok: " if condition else "FAIL: ") + message, flush=True)
+    if not condition:
+        FAILURES.append(message)
+    return condition
+
+
+def fail(message):
+    print("FAIL: " + message, flush=True)
+    sys.exit(1)
+
+
+# --- the job --------------------------------------------------------------------
+
+class Job:
+    """live_job under mpirun, in the background, holding at each phase."""
+
+    def __init__(self, args, live_dir, phases, threads=1, unexpected=0, btl="self,vader", mca=(),
+                 hold=True, spread_ms=0, mpirun_args=(), env=None):
+        self.hold = tempfile.mkdtemp(dir=args.scratch, prefix="hold-") if hold else None
+        command = [args.mpirun, "-np", "2", *mpirun_args, "--mca", "btl", btl,
+                   "--mca", "mpi_spc_live", "1", "--mca", "mpi_spc_live_dir", live_dir,
+                   "--mca", "mpi_spc_attach", "all"]
+        for name, value in mca:
+            command += ["--mca", name, value]
+        command += [args.job, "--phases", ",".join(map(str, phases)), "--threads", str(threads),
+                    "--size", str(SIZE), "--unexpected", str(unexpected), "--spread-ms", str(spread_ms)]
+        if hold:
+            command += ["--hold", self.hold]
+        self.output = tempfile.NamedTemporaryFile(dir=args.scratch, prefix="job-", suffix=".log", delete=False)
+        print("$ " + " ".join(command), flush=True)
+        self.proc = subprocess.Popen(command, stdout=self.output, stderr=subprocess.STDOUT,
+                                     start_new_session=True, env=env)
+
+    def log(self):
+        with open(self.output.name, errors="replace") as f:
+            return f.read()
+
+    def wait_ready(self, phase, timeout=120):
+        """The pids of both ranks once they wrote their ready files."""
+        deadline = time.monotonic() + timeout
+        paths = [os.path.join(self.hold, f"ready.{phase}.{rank}") for rank in (0, 1)]
+        while time.monotonic() < deadline:
+            if all(os.path.exists(p) and os.path.getsize(p) > 0 for p in paths):
+                return [int(open(p).read()) for p in paths]
+            if self.proc.poll() is not None:
+                fail(f"the job ended (status {self.proc.returncode}) before phase {phase}:\n{self.log()}")
+            time.sleep(0.02)
+        self.end()
+        fail(f"the job did not reach phase {phase} in {timeout} s:\n{self.log()}")
+
+    def go(self, phase):
+        open(os.path.join(self.hold, f"go.{phase}"), "w").close()
+
+    def wait(self, timeout=120):
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.end()
+            fail(f"the job did not end in {timeout} s:\n{self.log()}")
+
+    def end(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+# --- spc-top --once ------------------------------------------------------------
+
+def top(args, live_dir, *options, user=None):
+    command = [args.top, "--once", "--all", "--dir", live_dir, *options]
+    if user:
+        command = ["setpriv", "--reuid", user[0], "--regid", user[1], "--clear-groups"] + command
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    print(f"$ {' '.join(command)}  -> {result.returncode}\n{result.stdout}{result.stderr}", flush=True)
+    return result
+
+
+def parse_top(text):
+    """{jobid: {"status", "node", "ranks": {rank: status}, "values": {counter: {rank: value}}}}"""
+    jobs, job, columns = {}, None, []
+    for line in text.splitlines():
+        head = re.match(r"job (\S+) \((.*)\), (\d+) of (\d+) ranks on (\S+): (\S+)$", line)
+        if head:
+            job = jobs[head.group(1)] = {"status": head.group(6), "node": head.group(5), "ranks": {},
+                                         "values": {}}
+            continue
+        if job is None:
+            continue
+        if line.startswith("  rank "):
+            for rank, status in re.findall(r"rank (\d+): pid \d+ (\S+?)(?:;|$)", line):
+                job["ranks"][int(rank)] = status
+        elif line.startswith("counter "):
+            columns = [int(r) for r in re.findall(r"rank (\d+)", line)]
+        elif line.startswith("OMPI_SPC_"):
+            fields = line.split()
+            job["values"][fields[0]] = {rank: int(fields[2 + i]) for i, rank in enumerate(columns)}
+            job["values"][fields[0]]["all"] = int(fields[2 + len(columns)])
+    return jobs
+
+
+def one_job(result):
+    jobs = parse_top(result.stdout)
+    if not check(len(jobs) == 1, f"spc-top shows one job (it shows {sorted(jobs)})"):
+        fail("cannot go on")
+    return next(iter(jobs.items()))
+
+
+def expect_values(job, expected, what):
+    for counter, per_rank in expected.items():
+        for rank, value in per_rank.items():
+            seen = job["values"].get("OMPI_SPC_" + counter, {}).get(rank)
+            check(seen == value, f"{what}: rank {rank} {counter} = {value} (read {seen})")
+
+
+def segment_files(live_dir):
+    return sorted(f for f in os.listdir(live_dir) if f.startswith("ompi-spc."))
+
+
+def fresh_dir(args, name):
+    path = os.path.join(args.scratch, name)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    os.chmod(path, 0o755)
+    return path
+
+
+# --- modes ---------------------------------------------------------------------
+
+def exact(args):
+    live = fresh_dir(args, f"exact-{args.btl}-{args.threads}")
+    check(top(args, live).stdout.startswith("no live counters"), "control: an empty folder shows no job")
+    t, k = args.threads, args.unexpected
+    # With K unexpected messages, phase 0 makes only them (and the fence
+    # behind them), so that the queue's watermark is exactly K while held.
+    phases = [0, N, M] if k else [N, M]
+    mca = [("mpi_spc_live_keep", "1")] if args.keep else []
+    job = Job(args, live, phases, threads=t, unexpected=k, btl="self," + args.btl, mca=mca)
+    jobid = None
+    for p in range(len(phases)):
+        job.wait_ready(p)
+        jobid, seen = one_job(top(args, live))
+        if p == 0:
+            check(seen["status"] == "running" and seen["ranks"] == {0: "running", 1: "running"},
+                  f"job {jobid} and both ranks are running")
+        sent = t * sum(phases[:p + 1])                 # each way, by the phases
+        extra_sent = k + 1 if k else 0                 # rank 0: K, then the fence
+        extra_received = (1 if k else 0) + (k if p >= 1 else 0)  # rank 1: the fence, then the K
+        expected = {
+            "SEND": {0: sent + extra_sent, 1: sent}, "RECV": {0: sent, 1: sent + (k if p >= 1 else 0)},
+            "BYTES_SENT_USER": {0: (sent + extra_sent) * SIZE, 1: sent * SIZE},
+            "BYTES_RECEIVED_USER": {0: sent * SIZE, 1: (sent + extra_received) * SIZE},
+            "UNEXPECTED_IN_QUEUE": {0: 0, 1: k if p == 0 else 0}}
+        if k and p == 0:
+            expected["MAX_UNEXPECTED_IN_QUEUE"] = {1: k}
+        expect_values(seen, expected, f"held after phase {p} {phases[:p + 1]}")
+        if k and p > 0:
+            check(seen["values"]["OMPI_SPC_MAX_UNEXPECTED_IN_QUEUE"][1] >= k, "the watermark keeps its high")
+        job.go(p)
+    check(job.wait() == 0, "the job ends cleanly")
+    final_sends = {0: t * sum(phases) + (k + 1 if k else 0), 1: t * sum(phases)}
+    if args.keep:
+        _, seen = one_job(top(args, live))
+        check(seen["ranks"] == {0: "finalized", 1: "finalized"}, "kept files read as finalized")
+        expect_values(seen, {"SEND": final_sends}, "finalized")
+        clean = subprocess.run([args.top, "--clean", "--dir", live], capture_output=True, text=True)
+        print(clean.stdout + clean.stderr)
+        check(clean.returncode == 0 and "2 files removed" in clean.stdout and segment_files(live) == [],
+              "--clean removes the finalized files of ended processes")
+    else:
+        check(segment_files(live) == [], f"no file left after MPI_Finalize ({segment_files(live)})")
+
+
+def kill(args):
+    live = fresh_dir(args, "kill")
+    job = Job(args, live, [N, M], btl="self,vader")
+    pids = job.wait_ready(0)
+    os.kill(pids[1], signal.SIGKILL)
+    status = job.wait()
+    check(status != 0, f"mpirun reports the killed rank (status {status})")
+    jobid, seen = one_job(top(args, live))
+    check(seen["ranks"].get(1) == "dead" and seen["status"] == "dead",
+          f"the killed rank reads dead, not running ({seen['ranks']})")
+    expect_values(seen, {"SEND": {1: N}, "RECV": {1: N}, "BYTES_SENT_USER": {1: N * SIZE}},
+                  "what the killed rank counted")
+    clean = subprocess.run([args.top, "--clean", "--dir", live], capture_output=True, text=True)
+    print(clean.stdout + clean.stderr)
+    check(clean.returncode == 0 and "2 files removed" in clean.stdout and segment_files(live) == [],
+          "--clean removes both dead files")
+    job = Job(args, live, [N], btl="self,vader")
+    job.wait_ready(0)
+    new_id, seen = one_job(top(args, live))
+    check(seen["ranks"] == {0: "running", 1: "running"}, "a new job in the same folder runs")
+    expect_values(seen, {"SEND": {0: N, 1: N}}, "the new job")
+    job.go(0)
+    check(job.wait() == 0, "the new job ends cleanly")
+
+
+def files(args):
+    live = fresh_dir(args, "files")
+    job = Job(args, live, [N], mca=[("mpi_spc_live_keep", "1")], hold=False)
+    check(job.wait() == 0, "a job with mpi_spc_live_keep ends cleanly")
+    names = segment_files(live)
+    check(len(names) == 2, f"two kept files ({names})")
+    for name in names:
+        st = os.stat(os.path.join(live, name))
+        check(stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.getuid(),
+              f"{name} is mode 0600 and the user's ({oct(stat.S_IMODE(st.st_mode))}, uid {st.st_uid})")
+    mine = top(args, live)
+    check(mine.returncode == 0 and len(parse_top(mine.stdout)) == 1, "control: its user reads it")
+    other = top(args, live, user=("nobody", "nogroup"))
+    check(other.returncode == 1 and all(f"{name}: Permission denied" in other.stderr for name in names)
+          and "OMPI_SPC_SEND" not in other.stdout, "another user cannot read them")
+    # opened to a group: that group reads them
+    grouped = fresh_dir(args, "files-group")
+    job = Job(args, grouped, [N], mca=[("mpi_spc_live_keep", "1"), ("mpi_spc_live_group", "nogroup")],
+              hold=False)
+    check(job.wait() == 0, "a job with mpi_spc_live_group ends cleanly")
+    for name in segment_files(grouped):
+        st = os.stat(os.path.join(grouped, name))
+        check(stat.S_IMODE(st.st_mode) == 0o640 and st.st_gid == int(
+            subprocess.run(["getent", "group", "nogroup"], capture_output=True, text=True).stdout.split(":")[2]),
+            f"{name} is mode 0640 and group nogroup's")
+    member = top(args, grouped, user=("nobody", "nogroup"))
+    check(member.returncode == 0 and "OMPI_SPC_SEND" in member.stdout,
+          "a member of the group reads them (a site exporter's account)")
+    # damaged files beside the good ones
+    good = os.path.join(live, names[0])
+    with open(good, "rb") as f:
+        data = f.read()
+    damaged = {os.path.join(live, "ompi-spc.garbage"): bytes((i * 7919) % 251 for i in range(8192)),
+               os.path.join(live, "ompi-spc.truncated"): data[:len(data) // 3]}
+    for path, content in damaged.items():
+        with open(path, "wb") as f:
+            f.write(content)
+    result = top(args, live)
+    check(result.returncode == 1, f"spc-top exits 1 for unreadable files, not a crash ({result.returncode})")
+    check(f"{os.path.join(live, 'ompi-spc.garbage')}: not a live counter segment" in result.stderr,
+          "the garbage file is named, with the reason")
+    check(f"{os.path.join(live, 'ompi-spc.truncated')}: cut short or damaged" in result.stderr,
+          "the truncated file is named, with the reason")
+    check(len(parse_top(result.stdout)) == 1, "the good job is still shown")
+
+
+def read_csv(path):
+    import csv
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def record(args):
+    live = fresh_dir(args, "record")
+    out = os.path.join(args.scratch, "record.csv")
+    dump = os.path.join(args.scratch, "record-dump.csv")
+    for path in (out, dump):
+        if os.path.exists(path):
+            os.remove(path)
+    recorder = subprocess.Popen([args.record, "--dir", live, "--interval", "100", "--out", out, "--wait", "60"],
+                                stderr=subprocess.PIPE, text=True)
+    job = Job(args, live, [200], hold=False, spread_ms=1500,
+              mca=[("mpi_spc_dump_enabled", "true"), ("mpi_spc_dump_file", dump)])
+    check(job.wait() == 0, "the recorded job ends cleanly")
+    _, err = recorder.communicate(timeout=60)
+    print(err)
+    check(recorder.returncode == 0, f"spc-record ends with the job, status 0 ({recorder.returncode})")
+    rows = read_csv(out)
+    samples = sorted({int(r["sample"]) for r in rows})
+    check(len(samples) >= 5, f"samples every 100 ms over a 1.5 s job ({len(samples)})")
+    last = {(int(r["rank"]), r["counter"]): int(r["value"]) for r in rows if int(r["sample"]) == samples[-1]}
+    report = {(int(r["rank"]), r["counter"]): int(r["value"]) for r in read_csv(dump)}
+    check(len(report) == len(last) and len(report) > 200,
+          f"the last sample has every rank and counter of the report ({len(last)} and {len(report)})")
+    differ = [f"{key}: {last.get(key)} != {value}" for key, value in report.items() if last.get(key) != value]
+    check(not differ, "the last sample equals the finalize report" + ("" if not differ else f": {differ[:5]}"))
+    sends = [int(r["value"]) for r in rows if r["rank"] == "0" and r["counter"] == "OMPI_SPC_SEND"]
+    check(sends == sorted(sends) and any(0 < s < 200 for s in sends) and sends[-1] == 200,
+          f"rank 0's SEND grows while it is recorded, to 200 ({sends[:3]} ... {sends[-3:]})")
+    plots = os.path.join(args.scratch, "record-plots")
+    shutil.rmtree(plots, ignore_errors=True)
+    plot = subprocess.run(["/usr/bin/python3", args.plot, out, "--out", plots], capture_output=True, text=True)
+    print(plot.stdout + plot.stderr)
+    check(plot.returncode == 0 and all(os.path.getsize(os.path.join(plots, p)) > 10000
+                                       for p in ("rates.png", "levels.png")),
+          "analysis/live_plot.py draws rates.png and levels.png")
+
+
+# --- Prometheus ----------------------------------------------------------------
+
+def free_port(host="127.0.0.1"):
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def http_get(url, timeout=5):
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        return response.read().decode()
+
+
+class Exporter:
+    def __init__(self, args, live_dir, listen="127.0.0.1:0", wrap=()):
+        self.proc = subprocess.Popen([*wrap, args.exporter, "--listen", listen, "--dir", live_dir],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     start_new_session=True)
+        line = self.proc.stdout.readline()
+        print(line.strip(), flush=True)
+        match = re.search(r"serving (http://\S+/metrics)", line)
+        if not match:
+            self.stop()
+            fail(f"spc-exporter did not start: {line}{self.proc.stderr.read()}")
+        self.url = match.group(1)
+        self.address = self.url.split("/")[2]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+class Prometheus:
+    """Debian's prometheus on a free loopback port, scraping TARGETS every second."""
+
+    def __init__(self, args, targets):
+        binary = shutil.which("prometheus")
+        if binary is None:
+            fail("Debian's prometheus is not installed (install_deps.sh installs it): this test needs it")
+        self.folder = tempfile.mkdtemp(dir=args.scratch, prefix="prometheus-")
+        config = os.path.join(self.folder, "prometheus.yml")
+        with open(config, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                    "scrape_configs:\n  - job_name: ompi-spc\n    static_configs:\n"
+                    f"      - targets: {json.dumps(targets)}\n")
+        self.port = free_port()
+        self.log = open(os.path.join(self.folder, "prometheus.log"), "w")
+        command = [binary, f"--config.file={config}", f"--storage.tsdb.path={self.folder}/data",
+                   f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"]
+        print("$ " + " ".join(command), flush=True)
+        self.proc = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.base = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if "Ready" in http_get(self.base + "/-/ready", timeout=1):
+                    return
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.2)
+        self.stop()
+        fail(f"prometheus did not become ready:\n{open(self.log.name).read()}")
+
+    def query(self, expression):
+        answer = json.loads(http_get(f"{self.base}/api/v1/query?" + urllib.parse.urlencode({"query": expression})))
+        if answer.get("status") != "success":
+            fail(f"prometheus query {expression} failed: {answer}")
+        return answer["data"]["result"]
+
+    def wait_for(self, expression, ready, timeout=30):
+        """The result of EXPRESSION once READY(result) holds (scrapes take a
+        second or two), else the last result."""
+        deadline = time.monotonic() + timeout
+        result = []
+        while time.monotonic() < deadline:
+            result = self.query(expression)
+            if ready(result):
+                break
+            time.sleep(0.5)
+        print(f"prometheus: {expression} -> {json.dumps(result)}", flush=True)
+        return result
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+def by_label(result, label):
+    return {series["metric"].get(label): float(series["value"][1]) for series in result}
+
+
+def prometheus(args):
+    live = fresh_dir(args, "prometheus")
+    exporter = Exporter(args, live)
+    server = None
+    job = None
+    try:
+        text = http_get(exporter.url)
+        check("ompi_spc_exporter_files_unreadable 0" in text and "ompi_spc_send_total{" not in text,
+              "control: with no job the exporter serves no counter")
+        job = Job(args, live, [N, M], btl="self,vader")
+        job.wait_ready(0)
+        jobid, _ = one_job(top(args, live))
+        text = http_get(exporter.url)
+        check("# HELP ompi_spc_send_total The number of times MPI_Send was called. (calls)\n"
+              "# TYPE ompi_spc_send_total counter\n" in text, "HELP from the catalogue, TYPE counter")
+        check(re.search(r'^# TYPE ompi_spc_match_time_seconds_total counter$', text, re.M) is not None,
+              "timers in seconds, as counters")
+        check(re.search(r'^# TYPE ompi_spc_unexpected_in_queue gauge$', text, re.M) is not None
+              and re.search(r'^# TYPE ompi_spc_max_unexpected_in_queue gauge$', text, re.M) is not None,
+              "levels and watermarks as gauges")
+        node = socket.gethostname()
+        check(f'ompi_spc_send_total{{jobid="{jobid}",rank="0",node="{node}"}} {N}\n' in text,
+              "the exporter's own text has rank 0's SEND")
+        server = Prometheus(args, [exporter.address])
+        want = {"0": float(N), "1": float(N)}
+        result = server.wait_for(f'ompi_spc_send_total{{jobid="{jobid}"}}', lambda r: by_label(r, "rank") == want)
+        check(by_label(result, "rank") == want, f"Prometheus has SEND = {N} for rank 0 and rank 1")
+        check(all(s["metric"].get("node") == node and s["metric"].get("job") == "ompi-spc" for s in result),
+              "labelled with the node, beside Prometheus's own job label")
+        result = server.wait_for(f'ompi_spc_bytes_sent_user_total{{jobid="{jobid}"}}',
+                                 lambda r: len(r) == 2)
+        check(by_label(result, "rank") == {"0": float(N * SIZE), "1": float(N * SIZE)},
+              "and the user bytes of each rank")
+        job.go(0)
+        job.wait_ready(1)
+        want = {"0": float(N + M), "1": float(N + M)}
+        result = server.wait_for(f'ompi_spc_send_total{{jobid="{jobid}"}}', lambda r: by_label(r, "rank") == want)
+        check(by_label(result, "rank") == want, f"after M more: SEND = {N + M} per rank")
+        job.go(1)
+        check(job.wait() == 0, "the job ends cleanly")
+    finally:
+        if job:
+            job.end()
+        if server:
+            server.stop()
+        exporter.stop()
+
+
+def nodes(args):
+    """Two simulated nodes; see the module's doc."""
+    simnodes = args.simnodes
+    folder = os.path.join(args.scratch, "simnodes")
+    live = fresh_dir(args, "nodes")
+    up = subprocess.run([simnodes, "up", "2", folder], capture_output=True, text=True)
+    print(up.stdout + up.stderr)
+    if up.returncode != 0:
+        fail(f"simnodes up failed (it needs root): {up.stderr}")
+    exporters, server, job = [], None, None
+    try:
+        port = 9466
+        for k in (1, 2):
+            address = f"10.77.0.{10 + k}"
+            wrap = ["ip", "netns", "exec", f"simnode{k}", "unshare", "--uts", "sh", "-c",
+                    f'hostname n{k}; exec "$0" "$@"']
+            exporters.append(Exporter(args, live, listen=f"{address}:{port}", wrap=wrap))
+        server = Prometheus(args, [e.address for e in exporters])
+        prefix = os.path.dirname(os.path.dirname(args.mpirun))
+        job = Job(args, live, [N], btl="self,tcp", mpirun_args=[
+            "--hostfile", os.path.join(folder, "hostfile"), "--mca", "plm_rsh_agent",
+            os.path.join(folder, "rsh-agent"), "--prefix", prefix,
+            "--mca", "oob_tcp_if_include", "10.77.0.0/24", "--mca", "btl_tcp_if_include", "10.77.0.0/24"])
+        job.wait_ready(0)
+        total = server.wait_for('sum(ompi_spc_send_total)', lambda r: r and float(r[0]["value"][1]) == 2 * N)
+        check(total and float(total[0]["value"][1]) == 2 * N, f"the sum over ranks of SEND is the job's {2 * N}")
+        series = server.query("ompi_spc_send_total")
+        placed = {s["metric"]["rank"]: (s["metric"]["node"], s["metric"]["instance"]) for s in series}
+        check(placed == {"0": ("n1", exporters[0].address), "1": ("n2", exporters[1].address)},
+              f"each rank's series carries its node's name, from that node's exporter ({placed})")
+        job.go(0)
+        check(job.wait() == 0, "the two-node job ends cleanly")
+    finally:
+        if job:
+            job.end()
+        if server:
+            server.stop()
+        for exporter in exporters:
+            exporter.stop()
+        subprocess.run([simnodes, "down", "2"], capture_output=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=["exact", "kill", "files", "record", "prometheus", "nodes"])
+    for name in ("mpirun", "job", "top", "record", "exporter", "scratch"):
+        parser.add_argument("--" + name, required=True)
+    parser.add_argument("--plot", help="analysis/live_plot.py (record)")
+    parser.add_argument("--simnodes", help="../shared/tools/simnodes (nodes)")
+    parser.add_argument("--btl", default="vader")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--unexpected", type=int, default=0)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    os.makedirs(args.scratch, exist_ok=True)
+    globals()[args.mode](args)
+    print(f"{len(FAILURES)} failed" if FAILURES else "all checks passed", flush=True)
+    sys.exit(1 if FAILURES else 0)
+
+
+if __name__ == "__main__":
+    main()

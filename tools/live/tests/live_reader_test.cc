@@ -1,0 +1,285 @@
+// The live segment read from outside its writer: this process publishes its
+// counters (spc_live_start, as libspc does for mpi_spc_live) and a reader
+// of its own maps the file read-only, as spc-top does, while two threads
+// count.  Also: levels, a forked child, the file's mode, damaged files, and
+// the final values.  In the concurrent suite, so test.sh runs it under
+// ThreadSanitizer too.  Built with -fPIC, so that this program does not
+// copy spc_shared into itself (live.cc: a copy cannot be published).
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "reader.hpp"
+#include "spc/live.h"
+#include "spc/spc.h"
+
+namespace {
+
+std::string folder;
+std::string segment_path;
+
+class LiveEnvironment : public ::testing::Environment {
+public:
+    void SetUp() override
+    {
+        char name[] = "/tmp/spc-live-test-XXXXXX";
+        ASSERT_NE(mkdtemp(name), nullptr);
+        folder = name;
+        char message[1024];
+        ASSERT_EQ(spc_live_start(folder.c_str(), nullptr, message, sizeof message), SPC_SUCCESS) << message;
+        EXPECT_STREQ(message, "");
+        spc_live_identity who{folder.c_str(), nullptr, "4242", nullptr, 0, 1};
+        ASSERT_EQ(spc_live_publish(&who, message, sizeof message), SPC_SUCCESS) << message;
+        segment_path = spc_live_path();
+        EXPECT_EQ(segment_path, folder + "/" SPC_LIVE_FILE_PREFIX + std::to_string(getuid()) + ".4242.0");
+    }
+    void TearDown() override
+    {
+        std::string command = "rm -rf '" + folder + "'";
+        EXPECT_EQ(std::system(command.c_str()), 0);
+    }
+};
+
+const auto *environment = ::testing::AddGlobalTestEnvironment(new LiveEnvironment);
+
+uint64_t raw(const spc_live::Segment &segment, int id) { return segment.read().raw.at(id); }
+
+TEST(Live, SegmentIsFoundNamedAndRunning)
+{
+    spc_live::Scan found = spc_live::scan(folder, false);
+    ASSERT_EQ(found.segments.size(), 1u);
+    EXPECT_TRUE(found.errors.empty());
+    const spc_live::Segment &s = *found.segments[0];
+    EXPECT_EQ(s.jobid(), "4242");
+    EXPECT_EQ(s.rank(), 0);
+    EXPECT_EQ(s.size(), 1);
+    EXPECT_EQ(s.pid(), getpid());
+    EXPECT_EQ(s.node(), spc_live::this_node());
+    EXPECT_EQ(s.status(), spc_live::Status::Running);
+    ASSERT_EQ(s.counters().size(), static_cast<size_t>(OMPI_SPC_NUM_COUNTERS));
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        EXPECT_EQ(s.counters()[id].name, spc_counter_infos[id].name);
+        EXPECT_EQ(s.counters()[id].description, spc_counter_infos[id].description);
+        EXPECT_EQ(s.counters()[id].kind, spc_counter_infos[id].kind);
+    }
+}
+
+TEST(Live, FileIsReadableByItsUserOnly)
+{
+    struct stat st;
+    ASSERT_EQ(stat(segment_path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+    EXPECT_EQ(st.st_uid, getuid());
+}
+
+// 10^6 updates from 2 threads, each a chain of 10 short-lived threads (so
+// exited threads' blocks are handed on), while a reader sums the segment in
+// a tight loop: no counter ever goes back, and the totals are exact.
+TEST(Live, ReaderNeverSeesACounterGoBackAndTotalsAreExact)
+{
+    constexpr int kChains = 2, kThreadsPerChain = 10, kUpdates = 50000;
+    const int send = OMPI_SPC_SEND, bytes = OMPI_SPC_BYTES_SENT_USER;
+    spc_live::Segment reader(segment_path);
+    const uint64_t send_before = raw(reader, send), bytes_before = raw(reader, bytes);
+    ASSERT_EQ(spc_counter_enable(send), SPC_SUCCESS);
+    ASSERT_EQ(spc_counter_enable(bytes), SPC_SUCCESS);
+
+    std::atomic<bool> writing{true};
+    std::atomic<uint64_t> reads{0}, backwards{0};
+    std::thread watcher([&] {
+        uint64_t last_send = 0, last_bytes = 0;
+        while (writing.load(std::memory_order_relaxed)) {
+            spc_live::Values v = reader.read();
+            backwards += (v.raw[send] < last_send) + (v.raw[bytes] < last_bytes);
+            last_send = v.raw[send];
+            last_bytes = v.raw[bytes];
+            ++reads;
+        }
+    });
+    std::vector<std::thread> chains;
+    for (int c = 0; c < kChains; ++c) {
+        chains.emplace_back([&] {
+            for (int t = 0; t < kThreadsPerChain; ++t) {
+                std::thread([&] {
+                    for (int i = 0; i < kUpdates; ++i) {
+                        SPC_RECORD(OMPI_SPC_SEND, 1);
+                        SPC_RECORD(OMPI_SPC_BYTES_SENT_USER, 3);
+                    }
+                }).join();
+            }
+        });
+    }
+    for (std::thread &chain : chains) {
+        chain.join();
+    }
+    writing = false;
+    watcher.join();
+    spc_counter_disable(send);
+    spc_counter_disable(bytes);
+
+    const uint64_t total = uint64_t{kChains} * kThreadsPerChain * kUpdates;
+    EXPECT_EQ(total, 1000000u);
+    EXPECT_EQ(backwards.load(), 0u);
+    EXPECT_GE(reads.load(), 10u) << "the reader must have read while the threads counted";
+    EXPECT_EQ(raw(reader, send) - send_before, total);
+    EXPECT_EQ(raw(reader, bytes) - bytes_before, 3 * total);
+    EXPECT_EQ(spc_read(send), raw(reader, send)) << "the job's own read and the outside read agree";
+    // 20 writer threads ran, at most 2 at once: exited threads' blocks were
+    // handed on (2 writers, and this thread if it ever counted).
+    EXPECT_LE(reader.blocks_used(), 3u);
+    EXPECT_EQ(reader.blocks_overflow(), 0u);
+}
+
+TEST(Live, LevelsAndWatermarksAreTheJobsOwn)
+{
+    spc_live::Segment reader(segment_path);
+    const int level = OMPI_SPC_UNEXPECTED_IN_QUEUE, watermark = OMPI_SPC_MAX_UNEXPECTED_IN_QUEUE;
+    ASSERT_TRUE(reader.read().levels) << "levels must be published (this test is built with -fPIC)";
+    SPC_LEVEL_ADD(level, 5);
+    SPC_LEVEL_ADD(level, -2);
+    EXPECT_EQ(spc_live::Segment::level_value(raw(reader, level)), 3);
+    EXPECT_EQ(spc_live::Segment::level_value(raw(reader, watermark)), 5);
+    SPC_LEVEL_ADD(level, -3);
+    EXPECT_EQ(spc_live::Segment::level_value(raw(reader, level)), 0);
+    EXPECT_EQ(spc_read(level), 0u);
+    EXPECT_EQ(spc_read(watermark), 5u);
+}
+
+// A forked child counts into its own copy, not into its parent's segment,
+// and leaves the parent's file in place.
+TEST(Live, ForkedChildDoesNotWriteIntoTheSegment)
+{
+    spc_live::Segment reader(segment_path);
+    ASSERT_EQ(spc_counter_enable(OMPI_SPC_RECV), SPC_SUCCESS);
+    SPC_RECORD(OMPI_SPC_RECV, 7);
+    const spc_live::Values before = reader.read();
+    pid_t child = fork();
+    if (child == 0) {
+        SPC_RECORD(OMPI_SPC_RECV, 1000);
+        std::thread([] { SPC_RECORD(OMPI_SPC_RECV, 1000); }).join();
+        SPC_LEVEL_ADD(OMPI_SPC_OOS_IN_QUEUE, 9);
+        _exit(spc_read(OMPI_SPC_RECV) == before.raw[OMPI_SPC_RECV] + 2000 ? 0 : 1);
+    }
+    ASSERT_GT(child, 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child counts in its own copy";
+    const spc_live::Values after = reader.read();
+    EXPECT_EQ(after.raw[OMPI_SPC_RECV], before.raw[OMPI_SPC_RECV]);
+    EXPECT_EQ(after.raw[OMPI_SPC_OOS_IN_QUEUE], before.raw[OMPI_SPC_OOS_IN_QUEUE]);
+    EXPECT_EQ(access(segment_path.c_str(), F_OK), 0);
+    spc_counter_disable(OMPI_SPC_RECV);
+}
+
+std::string contents(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_file(const std::string &path, const std::string &bytes)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << bytes;
+}
+
+// The message a damaged file gives: it names the file and says why.
+std::string open_error(const std::string &path)
+{
+    try {
+        spc_live::Segment segment(path);
+        segment.read();
+    } catch (const spc_live::Error &error) {
+        return error.what();
+    }
+    return "";
+}
+
+TEST(Live, DamagedFilesGiveAnErrorNamingTheFile)
+{
+    const std::string good = contents(segment_path);
+    ASSERT_GT(good.size(), 4096u);
+    char name[] = "/tmp/spc-live-damaged-XXXXXX";
+    ASSERT_NE(mkdtemp(name), nullptr);
+    const std::string dir = name;
+    struct Case {
+        std::string file, bytes, why;
+    };
+    std::string garbage(4096, '\0');
+    for (size_t i = 0; i < garbage.size(); ++i) {
+        garbage[i] = static_cast<char>((i * 2654435761u) >> 13);
+    }
+    std::string other_version = good;
+    other_version[8] = 99;  // version, after the 8-byte mark
+    std::string bad_layout = good;
+    bad_layout[offsetof(spc_live_header, blocks_offset)] ^= 0x40;
+    bad_layout[offsetof(spc_live_header, blocks_offset) + 3] = 0x7f;
+    const std::vector<Case> cases = {
+        {"empty", "", "shorter than its header"},
+        {"garbage", garbage, "no " SPC_LIVE_MAGIC " mark"},
+        {"truncated", good.substr(0, good.size() / 2), "cut short or damaged"},
+        {"version", other_version, "segment format 99"},
+        {"layout", bad_layout, "its layout does not fit the file"},
+    };
+    for (const Case &c : cases) {
+        const std::string path = dir + "/" SPC_LIVE_FILE_PREFIX + c.file;
+        write_file(path, c.bytes);
+        const std::string error = open_error(path);
+        EXPECT_EQ(error.rfind(path + ": ", 0), 0u) << c.file << ": " << error;
+        EXPECT_NE(error.find(c.why), std::string::npos) << c.file << ": " << error;
+    }
+    // A scan lists each of them as an error and still finds a good one.
+    write_file(dir + "/" SPC_LIVE_FILE_PREFIX "good", good);
+    spc_live::Scan found = spc_live::scan(dir, false);
+    EXPECT_EQ(found.segments.size(), 1u);
+    EXPECT_EQ(found.errors.size(), cases.size());
+    // A file cut short after it was mapped: refused, not a fault.
+    {
+        const std::string path = dir + "/" SPC_LIVE_FILE_PREFIX "shrinking";
+        write_file(path, good);
+        spc_live::Segment segment(path);
+        EXPECT_NO_THROW(segment.read());
+        ASSERT_EQ(truncate(path.c_str(), 100), 0);
+        try {
+            segment.read();
+            ADD_FAILURE() << "a read of a file cut short must throw";
+        } catch (const spc_live::Error &error) {
+            EXPECT_NE(std::string(error.what()).find(path + ": cut short while being read"), std::string::npos)
+                << error.what();
+        }
+    }
+    std::string command = "rm -rf '" + dir + "'";
+    EXPECT_EQ(std::system(command.c_str()), 0);
+}
+
+// Last: MPI_Finalize's step.  The final values are the job's own reads.
+TEST(Live, ZFinalizeFreezesTheValuesAndKeepsTheFile)
+{
+    spc_live::Segment reader(segment_path);
+    ASSERT_EQ(spc_counter_enable(OMPI_SPC_SEND), SPC_SUCCESS);
+    SPC_RECORD(OMPI_SPC_SEND, 11);
+    const uint64_t sends = spc_read_raw(OMPI_SPC_SEND);
+    spc_live_finalize(1);
+    SPC_RECORD(OMPI_SPC_SEND, 5);  // after MPI_Finalize: not in the final values
+    spc_counter_disable(OMPI_SPC_SEND);
+    spc_live::Values v = reader.read();
+    EXPECT_TRUE(v.final);
+    EXPECT_EQ(v.raw[OMPI_SPC_SEND], sends);
+    EXPECT_EQ(reader.status(), spc_live::Status::Finalized);
+    EXPECT_EQ(access(segment_path.c_str(), F_OK), 0) << "kept";
+}
+
+}  // namespace
