@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ompi_info tells a user enough to use every SPC parameter: mpi_spc_attach
 names "all", every category and every counter of the catalogue, and how the
-MPI_T variables are named; the others say what they do and their default.
+MPI_T variables are named; the others say what they do and their default
+(the live counters' four: their programs, folder, file modes and cleaning).
 
 usage: check_ompi_info.py OMPI_INFO CATALOGUE_LIST"""
 import re
@@ -14,6 +15,11 @@ EXPECTED = {
     "mpi_spc_dump_enabled": ["MPI_Finalize", "min", "mean", "max", "mpi_spc_dump_file"],
     "mpi_spc_dump_file": ["CSV", "rank,counter,value,unit", "default"],
     "mpi_spc_timer_sampling": ["one interval in N", "scaled by N", "default"],
+    "mpi_spc_live": ["spc-top", "spc-record", "spc-exporter", "mpi_spc_live_dir", "0600",
+                     "mpi_spc_live_group", "mpi_spc_live_keep", "spc-top --clean", "Default false"],
+    "mpi_spc_live_dir": ["default /dev/shm", "0700", "--dir"],
+    "mpi_spc_live_keep": ["MPI_Finalize", "finalized", "spc-top --clean", "Default false"],
+    "mpi_spc_live_group": ["group", "0640", "spc-exporter", "0600", "default"],
 }
 
 
