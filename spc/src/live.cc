@@ -297,6 +297,33 @@ int start_locked(Segment &s, const char *dir, const char *group, char *message, 
     return SPC_SUCCESS;
 }
 
+// Sets the segment's job, rank and node and names its file after them in
+// folder (a rename, which readers never see half done).
+void identify(Segment &s, const std::string &folder, const char *jobid, int rank, int size, const char *node,
+              char *message, size_t message_size)
+{
+    spc_live_header *h = s.header;
+    char host[sizeof h->node] = "";
+    if (node == nullptr) {
+        gethostname(host, sizeof host - 1);
+    }
+    copy_text(h->jobid, sizeof h->jobid, jobid);
+    copy_text(h->node, sizeof h->node, node != nullptr ? node : host);
+    h->rank = rank;
+    h->size = size;
+    std::string name = folder + "/" SPC_LIVE_FILE_PREFIX + std::to_string(getuid()) + "." + h->jobid + "." +
+                       std::to_string(rank);
+    if (name == s.path) {
+        return;
+    }
+    if (rename(s.path.c_str(), name.c_str()) == 0) {
+        s.path = name;
+    } else {
+        say(message, message_size, "cannot rename the live segment %s to %s: %s; it keeps its name",
+            s.path.c_str(), name.c_str(), std::strerror(errno));
+    }
+}
+
 bool truthy(const char *value)
 {
     if (value == nullptr) {
@@ -316,16 +343,30 @@ bool truthy(const char *value)
     return false;
 }
 
-// mpi_spc_live from the environment, at load time.
+// mpi_spc_live from the environment, at load time.  A rank that mpirun
+// started also knows its job and rank from the environment Open MPI gives
+// it: the segment is named after them at once, so readers see the job
+// from its start (as "starting" until MPI_Init).
 __attribute__((constructor)) void start_from_environment()
 {
     if (!truthy(std::getenv(SPC_LIVE_ENV_PREFIX SPC_LIVE_PARAM))) {
         return;
     }
+    const char *dir = std::getenv(SPC_LIVE_ENV_PREFIX SPC_LIVE_DIR_PARAM);
     char message[1024] = "";
-    if (spc_live_start(std::getenv(SPC_LIVE_ENV_PREFIX SPC_LIVE_DIR_PARAM),
-                       std::getenv(SPC_LIVE_ENV_PREFIX SPC_LIVE_GROUP_PARAM), message,
-                       sizeof message) != SPC_SUCCESS || message[0] != '\0') {
+    if (spc_live_start(dir, std::getenv(SPC_LIVE_ENV_PREFIX SPC_LIVE_GROUP_PARAM), message, sizeof message) ==
+        SPC_SUCCESS) {
+        const char *jobid = std::getenv("OMPI_MCA_ess_base_jobid");
+        const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
+        const char *size = std::getenv("OMPI_COMM_WORLD_SIZE");
+        Segment &s = segment();
+        std::lock_guard<std::mutex> lock(s.mutex);
+        if (jobid != nullptr && rank != nullptr && size != nullptr && s.owner) {
+            identify(s, dir != nullptr && dir[0] != '\0' ? dir : SPC_LIVE_DEFAULT_DIR, jobid, std::atoi(rank),
+                     std::atoi(size), nullptr, message, sizeof message);
+        }
+    }
+    if (message[0] != '\0') {
         std::fprintf(stderr, "spc: " SPC_LIVE_PARAM ": %s\n", message);
     }
 }
@@ -411,27 +452,12 @@ int spc_live_publish(const spc_live_identity *who, char *message, size_t message
         return SPC_LIVE_ERR;
     }
     spc_live_header *h = s.header;
-    char host[sizeof h->node] = "";
-    if (who->node == nullptr) {
-        gethostname(host, sizeof host - 1);
-    }
-    copy_text(h->jobid, sizeof h->jobid, who->jobid);
-    copy_text(h->node, sizeof h->node, who->node != nullptr ? who->node : host);
-    h->rank = who->rank;
-    h->size = who->size;
+    // Named after the job and rank, in the folder asked for now.
+    identify(s, who->dir != nullptr && who->dir[0] != '\0' ? who->dir : SPC_LIVE_DEFAULT_DIR, who->jobid,
+             who->rank, who->size, who->node, message, message_size);
     h->ticks_per_second = static_cast<uint64_t>(spc_ticks_per_second());
     h->timer_sampling = spc_timer_sampling();
     h->running_unix_ns = unix_ns();
-    // Named after the job and rank, in the folder asked for now.
-    std::string folder = who->dir != nullptr && who->dir[0] != '\0' ? who->dir : SPC_LIVE_DEFAULT_DIR;
-    std::string name = folder + "/" SPC_LIVE_FILE_PREFIX + std::to_string(getuid()) + "." + h->jobid + "." +
-                       std::to_string(who->rank);
-    if (rename(s.path.c_str(), name.c_str()) == 0) {
-        s.path = name;
-    } else {
-        say(message, message_size, "cannot rename the live segment %s to %s: %s; it keeps its name",
-            s.path.c_str(), name.c_str(), std::strerror(errno));
-    }
     __atomic_store_n(&h->state, SPC_LIVE_RUNNING, __ATOMIC_RELEASE);
     return SPC_SUCCESS;
 }

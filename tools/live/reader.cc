@@ -195,7 +195,7 @@ Status Segment::status() const
     if (s == SPC_LIVE_FINALIZED) {
         return Status::Finalized;
     }
-    if (s == SPC_LIVE_RUNNING && node() != this_node()) {
+    if (!node().empty() && node() != this_node()) {
         return Status::OtherNode;
     }
     if (!process_alive(pid(), load(header()->start_time))) {
@@ -320,7 +320,7 @@ Scan scan(const std::string &dir, bool all_nodes)
     for (const std::string &name : names) {
         try {
             auto segment = std::make_unique<Segment>(dir + "/" + name);
-            if (!all_nodes && segment->state() != SPC_LIVE_STARTING && segment->node() != here) {
+            if (!all_nodes && !segment->node().empty() && segment->node() != here) {
                 continue;
             }
             found.segments.push_back(std::move(segment));
@@ -353,8 +353,8 @@ std::vector<Job> jobs(const Scan &found)
 {
     std::map<std::string, Job> by_key;
     for (const auto &segment : found.segments) {
-        const bool named = segment->state() != SPC_LIVE_STARTING;
-        // A process before MPI_Init is a job of its own, keyed by its pid.
+        const bool named = !segment->jobid().empty();
+        // A process that does not know its job yet is a job of its own.
         std::string key = named ? "j" + segment->jobid() : "p" + std::to_string(segment->pid());
         Job &job = by_key[key];
         job.jobid = named ? segment->jobid() : "";

@@ -112,10 +112,10 @@ struct Scan {
 };
 Scan scan(const std::string &dir, bool all_nodes);
 
-// A job: the segments of one job id (or of one process not yet through
-// MPI_Init), by rank.
+// A job: the segments of one job id (or of one process that does not know
+// its job: not started by mpirun, before MPI_Init), by rank.
 struct Job {
-    std::string jobid;          // "" for a process before MPI_Init
+    std::string jobid;          // "" for such a process
     std::string program;
     int size = 0;               // ranks in the job (all nodes)
     std::vector<Segment *> ranks;

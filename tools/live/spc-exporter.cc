@@ -45,7 +45,8 @@ DESCRIPTION
     0 starting) and ompi_spc_rank_info (pid and program as labels); and
     ompi_spc_exporter_files_unreadable and
     ompi_spc_exporter_scrape_seconds (the time this scrape took to build).
-    Ranks before MPI_Init are left out; dead ranks stay until spc-top
+    Processes that do not know their job are left out; ranks started by
+    mpirun appear from their start (state 0); dead ranks stay until spc-top
     --clean removes their files, so what they counted is not lost.
 
     Each scrape maps every rank's file read-only and sums its threads: the
@@ -194,8 +195,8 @@ std::string scrape(const Options &o)
         return it->second;
     };
     for (const auto &segment : found.segments) {
-        if (segment->state() == SPC_LIVE_STARTING) {
-            continue;
+        if (segment->jobid().empty()) {
+            continue;  // not an MPI rank (yet): no job to label it with
         }
         spc_live::Values v;
         try {

@@ -154,7 +154,8 @@ std::string choose_job(const Options &o)
             if (!o.job.empty() && job.jobid == o.job) {
                 return o.job;
             }
-            if (o.job.empty() && job.status() == spc_live::Status::Running) {
+            const spc_live::Status status = job.status();
+            if (o.job.empty() && (status == spc_live::Status::Running || status == spc_live::Status::Starting)) {
                 running.push_back(job.jobid);
             }
         }
@@ -227,13 +228,12 @@ int main(int argc, char **argv)
         if (static_cast<int>(ranks.size()) < std::max(size, 1)) {
             spc_live::Scan found = spc_live::scan(o.dir, false);
             for (auto &segment : found.segments) {
-                if (segment->state() != SPC_LIVE_STARTING && segment->jobid() == job &&
+                if (segment->jobid() == job &&
                     ranks.count(segment->rank()) == 0) {
                     size = std::max(size, segment->size());
-                    if (ticks_per_second == 0 || segment->created_ticks() < start_ticks) {
+                    if (ranks.empty() || segment->created_ticks() < start_ticks) {
                         start_ticks = segment->created_ticks();
                     }
-                    ticks_per_second = segment->ticks_per_second();
                     const int rank = segment->rank();
                     ranks[rank] = std::move(segment);
                 }
@@ -260,6 +260,8 @@ int main(int argc, char **argv)
                 std::fprintf(stderr, "\nspc-record: %s\n", error.what());
                 return 1;
             }
+            // The clock rate is known from MPI_Init on (the job calibrates it).
+            ticks_per_second = std::max(ticks_per_second, segment->ticks_per_second());
             const double job_seconds =
                 ticks_per_second ? static_cast<double>(v.ticks - start_ticks) / static_cast<double>(ticks_per_second) : 0;
             const auto &counters = segment->counters();

@@ -46,7 +46,7 @@ std::vector<std::string> job_table(const Job &job, const std::vector<Values> &re
     const Segment &first = *job.ranks.front();
     const int shown_ranks = static_cast<int>(job.ranks.size());
     if (job.jobid.empty()) {
-        lines.push_back(format("process %" PRId64 " (%s), before MPI_Init: %s", first.pid(), job.program.c_str(),
+        lines.push_back(format("process %" PRId64 " (%s), no job yet: %s", first.pid(), job.program.c_str(),
                                status_name(job.status())));
     } else {
         lines.push_back(format("job %s (%s), %d of %d ranks on %s: %s", job.jobid.c_str(), job.program.c_str(),

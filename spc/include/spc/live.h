@@ -39,9 +39,10 @@ extern "C" {
 
 #define SPC_LIVE_MAGIC "SPC-LIVE"       /* 8 bytes, no NUL */
 #define SPC_LIVE_VERSION 1
-/* Segment files are named <prefix><uid>.<jobid>.<rank> once MPI_Init named
- * them, <prefix><uid>.pid<pid> before; readers take every file of the
- * folder that starts with the prefix, and the identity from the header. */
+/* Segment files are named <prefix><uid>.<jobid>.<rank> (a rank started by
+ * mpirun from load time on, any other process from MPI_Init on), else
+ * <prefix><uid>.pid<pid>; readers take every file of the folder that starts
+ * with the prefix, and the identity from the header. */
 #define SPC_LIVE_FILE_PREFIX "ompi-spc."
 #define SPC_LIVE_DEFAULT_DIR "/dev/shm"
 /* Thread blocks a segment holds; a thread beyond them counts in a private
