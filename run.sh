@@ -17,7 +17,8 @@ usage: ./run.sh [--profile short|full] [--only STEPS] [--out DIR]
 
 Steps, each saved in its folder of DIR:
   demo        an MPI program's counters read through MPI_T and PAPI, and the
-              finalize report (output.txt)
+              finalize report (output.txt); read from outside while it runs
+              by spc-record and spc-top (live.txt, live.csv)
   microbench  fast-path and read micro-benchmarks: JSON of every repetition, table.md
   callgrind   instructions per message in PMPI_Send and the receive match path
               (summary.md)
@@ -128,8 +129,26 @@ PY
 mpirun_spc() { env "${root_env[@]}" "$spc_prefix/bin/mpirun" "$@"; }
 demo() {
     mkdir -p "$out/demo"
+    # Live counters (README "Live counters"): spc-record samples the demo's
+    # ranks every millisecond from their start, from outside, and spc-top
+    # reads their files, kept after MPI_Finalize.
+    local live="$out/demo/live" status=0
+    mkdir -p "$live"
+    "$spc_prefix/bin/spc-record" --dir "$live" --interval 1 --out "$out/demo/live.csv" --wait 60 --quiet &
+    local recorder=$!
     mpirun_spc -np 2 --bind-to core --mca btl self,vader --mca mpi_spc_dump_enabled true \
-        "$study_build/bench/spc_demo" 2>&1 | tee "$out/demo/output.txt"
+        --mca mpi_spc_live 1 --mca mpi_spc_live_dir "$live" --mca mpi_spc_live_keep 1 \
+        "$study_build/bench/spc_demo" 2>&1 | tee "$out/demo/output.txt" || status=1
+    wait "$recorder" || status=1
+    {
+        echo "== read from outside while it ran: spc-record, rank 0's SEND per sample (of $out/demo/live.csv)"
+        awk -F, '$5 == 0 && $6 == "OMPI_SPC_SEND" { printf "%s%s", sep, $8; sep = " " } END { print "" }' \
+            "$out/demo/live.csv"
+        echo "== spc-top --once on the files the demo kept"
+        "$spc_prefix/bin/spc-top" --once --dir "$live"
+    } 2>&1 | tee "$out/demo/live.txt"
+    "$spc_prefix/bin/spc-top" --clean --dir "$live" >/dev/null || status=1
+    return $status
 }
 microbench() {
     mkdir -p "$out/microbench"
