@@ -227,7 +227,7 @@ std::string scrape(const Options &o)
             std::string value;
             if (c.kind == SPC_KIND_TIMER) {
                 name += "_seconds_total";
-                help += " (in seconds)";
+                help += " Exported in seconds.";
                 value = number(segment->seconds(static_cast<int>(id), v.raw[id]));
             } else if (gauge) {
                 help += " (" + c.unit + ")";
