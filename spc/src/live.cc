@@ -174,15 +174,17 @@ bool open_to_group(int fd, const char *group, char *message, size_t size)
 
 // Turns the segment's mappings into private copies: a forked child must not
 // write its counts into its parent's segment.
-void privatise(void *at, size_t bytes)
+// Only the first `used` bytes are copied: the level pages' tail is padding
+// that the sanitizers know as outside spc_shared.
+void privatise(void *at, size_t bytes, size_t used)
 {
-    void *copy = std::malloc(bytes);
+    void *copy = std::malloc(used);
     if (copy == nullptr) {
         return;
     }
-    std::memcpy(copy, at, bytes);
+    std::memcpy(copy, at, used);
     if (mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
-        std::memcpy(at, copy, bytes);
+        std::memcpy(at, copy, used);
     }
     std::free(copy);
 }
@@ -195,9 +197,9 @@ void after_fork_in_child()
     }
     s.owner = false;
     s.on.store(false, std::memory_order_relaxed);  // the child's new threads take private blocks
-    privatise(s.base, s.bytes);
+    privatise(s.base, s.bytes, s.bytes);
     if (s.header->levels_live) {
-        privatise(&spc_level_pages_, sizeof(spc_level_pages));
+        privatise(&spc_level_pages_, sizeof(spc_level_pages), sizeof(spc_level_pages::lines));
     }
     close(s.fd);
     s.fd = -1;
@@ -271,7 +273,7 @@ int start_locked(Segment &s, const char *dir, const char *group, char *message, 
     // pages over the array.  Nothing else runs yet (load time, or MPI_Init
     // before any MPI traffic), so no level moves in between.
     if (levels_are_ours()) {
-        std::memcpy(bytes + l.levels, &spc_level_pages_, sizeof(spc_level_pages));
+        std::memcpy(bytes + l.levels, &spc_level_pages_, sizeof(spc_level_pages::lines));
         h->levels_live = mmap(&spc_level_pages_, sizeof(spc_level_pages), PROT_READ | PROT_WRITE,
                               MAP_SHARED | MAP_FIXED, fd, static_cast<off_t>(l.levels)) != MAP_FAILED;
     }
