@@ -189,6 +189,8 @@ uint64_t Segment::blocks_overflow() const { return load(header()->blocks_overflo
 uint64_t Segment::created_ticks() const { return load(header()->created_ticks); }
 uint64_t Segment::ticks_per_second() const { return load(header()->ticks_per_second); }
 
+bool Segment::process_running() const { return process_alive(pid(), load(header()->start_time)); }
+
 Status Segment::status() const
 {
     const uint64_t s = state();
@@ -198,7 +200,7 @@ Status Segment::status() const
     if (!node().empty() && node() != this_node()) {
         return Status::OtherNode;
     }
-    if (!process_alive(pid(), load(header()->start_time))) {
+    if (!process_running()) {
         return Status::Dead;
     }
     return s == SPC_LIVE_RUNNING ? Status::Running : Status::Starting;

@@ -74,6 +74,8 @@ public:
     uint64_t created_ticks() const;
     uint64_t ticks_per_second() const;
     Status status() const;
+    // Whether the process that wrote it still runs (same pid and start time).
+    bool process_running() const;
 
     const std::vector<Counter> &counters() const { return counters_; }
     int find(const std::string &name) const;  // with or without OMPI_SPC_, any case; -1 if none

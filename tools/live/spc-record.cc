@@ -265,6 +265,13 @@ int main(int argc, char **argv)
             const double job_seconds =
                 ticks_per_second ? static_cast<double>(v.ticks - start_ticks) / static_cast<double>(ticks_per_second) : 0;
             const auto &counters = segment->counters();
+            for (const std::string &w : wanted) {
+                if (w != "all" && segment->find(w) < 0) {
+                    std::fprintf(stderr, "spc-record: --counters: no counter named '%s' in %s\n", w.c_str(),
+                                 segment->path().c_str());
+                    return 2;
+                }
+            }
             for (size_t id = 0; id < counters.size(); ++id) {
                 if (!wanted.empty() && std::none_of(wanted.begin(), wanted.end(), [&](const std::string &w) {
                         return w == "all" || segment->find(w) == static_cast<int>(id);
@@ -301,6 +308,10 @@ int main(int argc, char **argv)
                          static_cast<double>(spc_live::unix_ns() - began) / 1e9, o.out.c_str());
         }
         const uint64_t now = spc_live::unix_ns();
+        if (ranks.empty() && now - began > static_cast<uint64_t>(o.wait_s * 1e9)) {
+            std::fprintf(stderr, "spc-record: job %s ended before any of its ranks could be read\n", job.c_str());
+            return 1;
+        }
         if (!o.quiet && !tty && now - last_progress > 5000000000u) {
             std::fprintf(stderr, "spc-record: job %s, %zu of %d ranks, %d ended, %" PRIu64 " samples, %.1f s -> %s\n",
                          job.c_str(), ranks.size(), size, static_cast<int>(done.size()), samples,

@@ -245,13 +245,10 @@ int clean(const Options &o)
     int removed = 0;
     for (const auto &segment : found.segments) {
         const spc_live::Status status = segment->status();
-        bool gone = status == spc_live::Status::Dead;
-        if (status == spc_live::Status::Finalized && segment->node() == spc_live::this_node()) {
-            // A kept file: removable once its process has exited.
-            char proc[64];
-            std::snprintf(proc, sizeof proc, "/proc/%lld", static_cast<long long>(segment->pid()));
-            gone = access(proc, F_OK) != 0;
-        }
+        // Dead, or kept after MPI_Finalize by a process that has exited.
+        const bool gone = status == spc_live::Status::Dead ||
+                          (status == spc_live::Status::Finalized && segment->node() == spc_live::this_node() &&
+                           !segment->process_running());
         if (!gone) {
             continue;
         }

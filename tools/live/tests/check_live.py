@@ -42,6 +42,10 @@ import urllib.parse
 import urllib.request
 
 N, M, SIZE = 30, 20, 100   # sends per phase, and bytes per message
+# The segment files' name prefix, as spc/live.h defines it.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "spc", "include", "spc",
+                       "live.h")) as header:
+    PREFIX = re.search(r'^#define SPC_LIVE_FILE_PREFIX "([^"]+)"', header.read(), re.M).group(1)
 FAILURES = []
 
 
@@ -161,7 +165,7 @@ def expect_values(job, expected, what):
 
 
 def segment_files(live_dir):
-    return sorted(f for f in os.listdir(live_dir) if f.startswith("ompi-spc."))
+    return sorted(f for f in os.listdir(live_dir) if f.startswith(PREFIX))
 
 
 def fresh_dir(args, name):
@@ -244,6 +248,20 @@ def kill(args):
 
 
 def files(args):
+    # Another user must reach the files and run spc-top wherever this build
+    # is (a clone under /root is closed to others): both go to /tmp.
+    public = tempfile.mkdtemp(prefix="spc-live-files-")
+    try:
+        os.chmod(public, 0o755)
+        shutil.copy(args.top, os.path.join(public, "spc-top"))
+        args.top = os.path.join(public, "spc-top")
+        args.scratch = public
+        files_in(args)
+    finally:
+        shutil.rmtree(public, ignore_errors=True)
+
+
+def files_in(args):
     live = fresh_dir(args, "files")
     job = Job(args, live, [N], mca=[("mpi_spc_live_keep", "1")], hold=False)
     check(job.wait() == 0, "a job with mpi_spc_live_keep ends cleanly")
@@ -275,17 +293,15 @@ def files(args):
     good = os.path.join(live, names[0])
     with open(good, "rb") as f:
         data = f.read()
-    damaged = {os.path.join(live, "ompi-spc.garbage"): bytes((i * 7919) % 251 for i in range(8192)),
-               os.path.join(live, "ompi-spc.truncated"): data[:len(data) // 3]}
+    garbage, truncated = os.path.join(live, PREFIX + "garbage"), os.path.join(live, PREFIX + "truncated")
+    damaged = {garbage: bytes((i * 7919) % 251 for i in range(8192)), truncated: data[:len(data) // 3]}
     for path, content in damaged.items():
         with open(path, "wb") as f:
             f.write(content)
     result = top(args, live)
     check(result.returncode == 1, f"spc-top exits 1 for unreadable files, not a crash ({result.returncode})")
-    check(f"{os.path.join(live, 'ompi-spc.garbage')}: not a live counter segment" in result.stderr,
-          "the garbage file is named, with the reason")
-    check(f"{os.path.join(live, 'ompi-spc.truncated')}: cut short or damaged" in result.stderr,
-          "the truncated file is named, with the reason")
+    check(f"{garbage}: not a live counter segment" in result.stderr, "the garbage file is named, with the reason")
+    check(f"{truncated}: cut short or damaged" in result.stderr, "the truncated file is named, with the reason")
     check(len(parse_top(result.stdout)) == 1, "the good job is still shown")
 
 
