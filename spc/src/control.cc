@@ -10,6 +10,7 @@ namespace {
 
 std::mutex enable_mutex;  // orders reference changes with flag changes
 unsigned enable_refs[OMPI_SPC_NUM_COUNTERS];
+unsigned switch_refs[SPC_NUM_SWITCHES];  // the same for switches
 
 bool valid_id(int id) { return id >= 0 && id < OMPI_SPC_NUM_COUNTERS; }
 
@@ -172,6 +173,43 @@ int spc_counter_disable(int id)
     }
     return SPC_SUCCESS;
 }
+
+unsigned char spc_switch_flags[SPC_NUM_SWITCHES];
+
+namespace {
+bool valid_key(int key) { return key >= 0 && key < SPC_NUM_SWITCHES; }
+}  // namespace
+
+int spc_switch_on(int key)
+{
+    if (!valid_key(key)) {
+        return SPC_ERR_BAD_ID;
+    }
+    std::lock_guard<std::mutex> lock(enable_mutex);
+    if (switch_refs[key]++ == 0) {
+        __atomic_store_n(&spc_switch_flags[key], 1, __ATOMIC_RELAXED);
+        spc::sites_switch(SPC_SWITCH_SITE_ID(key));
+    }
+    return SPC_SUCCESS;
+}
+
+int spc_switch_off(int key)
+{
+    if (!valid_key(key)) {
+        return SPC_ERR_BAD_ID;
+    }
+    std::lock_guard<std::mutex> lock(enable_mutex);
+    if (switch_refs[key] == 0) {
+        return SPC_ERR_NOT_ENABLED;
+    }
+    if (--switch_refs[key] == 0) {
+        __atomic_store_n(&spc_switch_flags[key], 0, __ATOMIC_RELAXED);
+        spc::sites_switch(SPC_SWITCH_SITE_ID(key));
+    }
+    return SPC_SUCCESS;
+}
+
+int spc_switch_is_on(int key) { return valid_key(key) && __atomic_load_n(&spc_switch_flags[key], __ATOMIC_RELAXED); }
 
 int spc_counter_is_enabled(int id)
 {

@@ -25,8 +25,9 @@ AttachList parse_attach_list(std::string_view list);
 // Timer ticks to microseconds, exact over any uint64_t tick count.
 uint64_t ticks_to_microseconds(uint64_t ticks, uint64_t ticks_per_second);
 
-// Rewrites the sites of counter id to what its flag now says (sites.cc);
-// called with the enable lock held, after the flag changed.
+// Rewrites the sites of counter id (or of a switch, id = SPC_SWITCH_SITE_ID(key))
+// to what its flag now says (sites.cc); called with the enable lock held,
+// after the flag changed.
 void sites_switch(int id);
 
 // Seed of a new thread block's random gaps.

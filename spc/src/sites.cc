@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "internal.hpp"
@@ -158,17 +159,26 @@ bool any_timer_on()
     return false;
 }
 
+bool is_switch(int id) { return id <= SPC_SWITCH_SITE_ID(0); }
+int switch_key(int id) { return SPC_SWITCH_SITE_ID(0) - id; }
+
 bool wanted_on(const spc_site &site)
 {
+    if (is_switch(site.id)) {
+        return spc_switch_is_on(switch_key(site.id));
+    }
     if (site.id == SPC_ANY_TIMER) {
         return any_timer_on();
     }
     return spc_counter_is_enabled(site.id) || spc_counter_is_enabled(site.id2);
 }
 
-// Whether a site's state depends on counter id.
+// Whether a site's state depends on counter id (or switch site id).
 bool follows(const spc_site &site, int id)
 {
+    if (is_switch(id) || is_switch(site.id)) {
+        return site.id == id;
+    }
     if (site.id == SPC_ANY_TIMER) {
         return spc_counter_infos[id].kind == SPC_KIND_TIMER;
     }
@@ -261,14 +271,16 @@ bool apply(const std::vector<Patch> &patches)
     return true;
 }
 
+constexpr int kEverySite = INT32_MIN;
+
 // Patches for the sites of table that do not hold what they should; only
-// those of counter id (or every one, id < 0).
+// those of counter id or switch site id (or every one, kEverySite).
 std::vector<Patch> patches_for(const Table &table, int id)
 {
     std::vector<Patch> patches;
     const spc_site *end = table.end.load(std::memory_order_relaxed);
     for (const spc_site *site = table.begin.load(std::memory_order_relaxed); site < end; ++site) {
-        if (id >= 0 && !follows(*site, id)) {
+        if (id != kEverySite && !follows(*site, id)) {
             continue;
         }
         Patch patch{address(&site->at), {}};
@@ -289,8 +301,10 @@ void sites_switch(int id)
     std::lock_guard<std::mutex> lock(mutex);
     for (Table &table : tables) {
         if (table.patchable && !apply(patches_for(table, id))) {
+            std::string what = is_switch(id) ? "switch " + std::to_string(switch_key(id))
+                                                : spc_counter_infos[id].name;
             std::fprintf(stderr, "spc: cannot rewrite the sites of %s (mprotect: %s); "
-                         "it stays as it was\n", spc_counter_infos[id].name, std::strerror(errno));
+                         "they stay as they were\n", what.c_str(), std::strerror(errno));
         }
     }
 }
@@ -327,7 +341,7 @@ void spc_sites_register(const spc_site *begin, const spc_site *end)
     free_entry->begin.store(begin, std::memory_order_release);
     free_entry->registrations = 1;
     // Compiled as jumps (right whatever the flags say): turn off what is off.
-    free_entry->patchable = patchable && apply(patches_for(*free_entry, -1));
+    free_entry->patchable = patchable && apply(patches_for(*free_entry, kEverySite));
     if (patchable && !free_entry->patchable && verbose()) {
         std::fprintf(stderr, "spc: %zu sites stay flag tests: mprotect refused (%s)\n",
                      static_cast<size_t>(end - begin), std::strerror(errno));

@@ -49,6 +49,12 @@ const unsigned char *site_of(int id)
 }
 #endif
 
+constexpr int kKey = SPC_SWITCH_COMM_COUNTERS;
+std::atomic<int> switched_runs{0};
+
+// The program's one switched site.
+__attribute__((noinline)) void run_switched_site() { SPC_SWITCHED(kKey, switched_runs.fetch_add(1)); }
+
 bool patched() { return spc_sites_kind() == SPC_SITES_KIND_PATCHED; }
 
 TEST(Sites, OffSiteIsANoOpAndOnSiteAJump)
@@ -77,6 +83,37 @@ TEST(Sites, OffSiteIsANoOpAndOnSiteAJump)
 #else
     GTEST_FAIL() << "built with -Dsites=flag: run this test in a patched build";
 #endif
+}
+
+// A switched site runs its code exactly while its switch is on, as counted
+// ons and offs say, and is a no-op in the patched kind while off.
+TEST(Sites, SwitchedSiteRunsItsCodeOnlyWhileOn)
+{
+    run_switched_site();
+    EXPECT_EQ(switched_runs.load(), 0);
+    ASSERT_EQ(spc_switch_on(kKey), SPC_SUCCESS);
+    ASSERT_EQ(spc_switch_on(kKey), SPC_SUCCESS);
+    run_switched_site();
+    ASSERT_EQ(spc_switch_off(kKey), SPC_SUCCESS);
+    run_switched_site();  // one on is left
+    EXPECT_TRUE(spc_switch_is_on(kKey));
+#if SPC_SITES_PATCHED
+    const unsigned char *site = site_of(SPC_SWITCH_SITE_ID(kKey));
+    ASSERT_NE(site, nullptr);
+    EXPECT_EQ(bytes_at(site)[0], 0xe9) << "on: a jump";
+#endif
+    ASSERT_EQ(spc_switch_off(kKey), SPC_SUCCESS);
+    run_switched_site();
+    EXPECT_EQ(switched_runs.load(), 2);
+    EXPECT_FALSE(spc_switch_is_on(kKey));
+#if SPC_SITES_PATCHED
+    const std::array<unsigned char, 5> nop5 = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+    EXPECT_EQ(bytes_at(site) == nop5, patched()) << "off: a no-op in the patched kind only";
+#endif
+    EXPECT_EQ(spc_switch_off(kKey), SPC_ERR_NOT_ENABLED);
+    EXPECT_EQ(spc_switch_on(SPC_NUM_SWITCHES), SPC_ERR_BAD_ID);
+    EXPECT_EQ(spc_switch_on(-1), SPC_ERR_BAD_ID);
+    EXPECT_FALSE(spc_switch_is_on(SPC_NUM_SWITCHES));
 }
 
 TEST(Sites, PatchingOneCounterNeverDisturbsItsNeighbour)

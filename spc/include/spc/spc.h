@@ -7,6 +7,7 @@
  *   SPC_TIMER_START(id, &timer)       start timing into a TIMER counter
  *   SPC_TIMER_STOP(&timer)            stop, adding the elapsed ticks to it
  *   SPC_LEVEL_ADD(id, delta)          move a LEVEL up or down
+ *   SPC_SWITCHED(key, code)           run code while switch key is on
  * Compiled out (SPC_ENABLE 0) each is ((void)0) and evaluates nothing;
  * compiled in, one 5-byte site: a no-op while the counter is off (see
  * "Patched sites"), or a flag test; the update is inline code out of line,
@@ -207,6 +208,27 @@ struct spc_site {
     int32_t id, id2; /* on while either counter is on (id2 == id for one) */
 };
 #define SPC_ANY_TIMER (-1)  /* a site's id: on while any TIMER counter is */
+
+/* Switched sites (SPC_SWITCHED) are patched like counter sites, keyed by a
+ * switch instead of a counter: a 5-byte no-op while the switch is off, the
+ * jump to their code while it is on.  An exporter whose code must be free
+ * while nobody asks for it (communicator counters, MPI_T events) turns its
+ * switch on for as long as a reader wants it; a site's id is
+ * SPC_SWITCH_SITE_ID(key), below SPC_ANY_TIMER. */
+enum spc_switch_key {
+    SPC_SWITCH_COMM_COUNTERS = 0,  /* counters bound to communicators */
+    SPC_SWITCH_FIRST_EVENT = 1,    /* MPI_T event e is SPC_SWITCH_FIRST_EVENT + e */
+    SPC_NUM_SWITCHES = 64
+};
+#define SPC_SWITCH_SITE_ID(key) (-2 - (key))
+extern unsigned char spc_switch_flags[SPC_NUM_SWITCHES];
+/* Reference counted like spc_counter_enable: a switch is on while at least
+ * one spc_switch_on is not matched by a spc_switch_off.  SPC_ERR_BAD_ID for
+ * a key outside 0..SPC_NUM_SWITCHES-1, SPC_ERR_NOT_ENABLED for an off
+ * without its on. */
+int spc_switch_on(int key);
+int spc_switch_off(int key);
+int spc_switch_is_on(int key);
 
 enum spc_sites_kind {
     SPC_SITES_KIND_FLAG,     /* every site jumps to its flag test */
@@ -481,6 +503,11 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 #define SPC_TIMER_STOP(timer) \
     SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, spc_timer_stop_(timer))
 #define SPC_LEVEL_ADD(id, delta) spc_level_add_((id), (int64_t)(delta))
+/* code (statements, run only while switch key, a constant, is on) behind
+ * one site. */
+#define SPC_SWITCHED(key, code)                                                                     \
+    SPC_GUARDED_(SPC_SWITCH_SITE_ID(key), SPC_SWITCH_SITE_ID(key),                                  \
+                 if (SPC_UNLIKELY(__atomic_load_n(&spc_switch_flags[key], __ATOMIC_RELAXED))) { code; })
 
 #else /* SPC compiled out */
 
@@ -489,6 +516,7 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 #define SPC_TIMER_START(id, timer) ((void)0)
 #define SPC_TIMER_STOP(timer) ((void)0)
 #define SPC_LEVEL_ADD(id, delta) ((void)0)
+#define SPC_SWITCHED(key, code) ((void)0)
 
 #endif
 
