@@ -143,71 +143,63 @@ AttachList parse_attach_list(std::string_view list)
 
 }  // namespace spc
 
-extern "C" {
-
-int spc_counter_enable(int id)
-{
-    if (!valid_id(id)) {
-        return SPC_ERR_BAD_ID;
-    }
-    std::lock_guard<std::mutex> lock(enable_mutex);
-    if (enable_refs[id]++ == 0) {
-        set_flag(id, true);
-        spc::sites_switch(id);
-    }
-    return SPC_SUCCESS;
-}
-
-int spc_counter_disable(int id)
-{
-    if (!valid_id(id)) {
-        return SPC_ERR_BAD_ID;
-    }
-    std::lock_guard<std::mutex> lock(enable_mutex);
-    if (enable_refs[id] == 0) {
-        return SPC_ERR_NOT_ENABLED;
-    }
-    if (--enable_refs[id] == 0) {
-        set_flag(id, false);
-        spc::sites_switch(id);
-    }
-    return SPC_SUCCESS;
-}
-
-unsigned char spc_switch_flags[SPC_NUM_SWITCHES];
+unsigned char spc_switch_flags[SPC_NUM_SWITCHES];  // C linkage: spc.h declares it
 
 namespace {
-bool valid_key(int key) { return key >= 0 && key < SPC_NUM_SWITCHES; }
-}  // namespace
 
-int spc_switch_on(int key)
+// One more (on) or one fewer (off) reference in refs; flip(state) runs, with
+// the enable lock held, when refs leaves or reaches zero.
+template <typename Flip>
+int count_reference(unsigned &refs, bool on, Flip flip)
 {
-    if (!valid_key(key)) {
-        return SPC_ERR_BAD_ID;
-    }
     std::lock_guard<std::mutex> lock(enable_mutex);
-    if (switch_refs[key]++ == 0) {
-        __atomic_store_n(&spc_switch_flags[key], 1, __ATOMIC_RELAXED);
-        spc::sites_switch(SPC_SWITCH_SITE_ID(key));
+    if (on) {
+        if (refs++ == 0) {
+            flip(true);
+        }
+        return SPC_SUCCESS;
     }
-    return SPC_SUCCESS;
-}
-
-int spc_switch_off(int key)
-{
-    if (!valid_key(key)) {
-        return SPC_ERR_BAD_ID;
-    }
-    std::lock_guard<std::mutex> lock(enable_mutex);
-    if (switch_refs[key] == 0) {
+    if (refs == 0) {
         return SPC_ERR_NOT_ENABLED;
     }
-    if (--switch_refs[key] == 0) {
-        __atomic_store_n(&spc_switch_flags[key], 0, __ATOMIC_RELAXED);
-        spc::sites_switch(SPC_SWITCH_SITE_ID(key));
+    if (--refs == 0) {
+        flip(false);
     }
     return SPC_SUCCESS;
 }
+
+int count_counter_reference(int id, bool on)
+{
+    if (!valid_id(id)) {
+        return SPC_ERR_BAD_ID;
+    }
+    return count_reference(enable_refs[id], on, [id](bool state) {
+        set_flag(id, state);
+        spc::sites_switch(id);
+    });
+}
+
+bool valid_key(int key) { return key >= 0 && key < SPC_NUM_SWITCHES; }
+
+int count_switch_reference(int key, bool on)
+{
+    if (!valid_key(key)) {
+        return SPC_ERR_BAD_ID;
+    }
+    return count_reference(switch_refs[key], on, [key](bool state) {
+        __atomic_store_n(&spc_switch_flags[key], state ? 1 : 0, __ATOMIC_RELAXED);
+        spc::sites_switch(SPC_SWITCH_SITE_ID(key));
+    });
+}
+
+}  // namespace
+
+extern "C" {
+
+int spc_counter_enable(int id) { return count_counter_reference(id, true); }
+int spc_counter_disable(int id) { return count_counter_reference(id, false); }
+int spc_switch_on(int key) { return count_switch_reference(key, true); }
+int spc_switch_off(int key) { return count_switch_reference(key, false); }
 
 int spc_switch_is_on(int key) { return valid_key(key) && __atomic_load_n(&spc_switch_flags[key], __ATOMIC_RELAXED); }
 
