@@ -76,13 +76,22 @@ def plot_rates(frame, counters, path, title):
             seconds = series["job_seconds"].diff()
             rate = series["value"].diff() / seconds
             axis.plot(series["job_seconds"], rate, marker=".", label=f"rank {rank}")
-        axis.set_title(short(counter), fontsize=10)
-        axis.set_ylabel(f"{unit} / s")
-        axis.set_xlabel("job time (s)")
-        axis.legend(fontsize=8)
-    if not counters:
-        axes[0].text(0.5, 0.5, "every counter stayed 0", ha="center", va="center")
-    figure.suptitle(title + ": rates", fontsize=11)
+        label(axis, short(counter), f"{unit} / s")
+    save(figure, axes, path, title + ": rates", None if counters else "every counter stayed 0")
+
+
+def label(axis, title, unit):
+    axis.set_title(title, fontsize=10)
+    axis.set_ylabel(unit)
+    axis.set_xlabel("job time (s)")
+    axis.legend(fontsize=8)
+
+
+def save(figure, axes, path, title, empty_message):
+    """Titles and writes FIGURE; EMPTY_MESSAGE, if any, says why it has no lines."""
+    if empty_message:
+        axes[0].text(0.5, 0.5, empty_message, ha="center", va="center")
+    figure.suptitle(title, fontsize=11)
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
@@ -96,16 +105,8 @@ def plot_levels(frame, path, title):
         for rank, series in mine.groupby("rank"):
             series = series.sort_values("sample")
             axis.step(series["job_seconds"], series["value"], where="post", label=f"rank {rank}")
-        axis.set_title(short(level), fontsize=10)
-        axis.set_ylabel(mine["unit"].iloc[0])
-        axis.set_xlabel("job time (s)")
-        axis.legend(fontsize=8)
-    if not levels:
-        axes[0].text(0.5, 0.5, "no level in the file", ha="center", va="center")
-    figure.suptitle(title + ": queue levels", fontsize=11)
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+        label(axis, short(level), mine["unit"].iloc[0])
+    save(figure, axes, path, title + ": queue levels", None if levels else "no level in the file")
 
 
 def main():
