@@ -230,6 +230,47 @@ int spc_switch_on(int key);
 int spc_switch_off(int key);
 int spc_switch_is_on(int key);
 
+/* ---- Counters bound to communicators ------------------------------------ */
+
+/* The catalogue's SPC_PER_COMM rows: counters also kept per communicator. */
+typedef enum spc_comm_counter_id {
+#define SPC_CATEGORY(id, parent, description)
+#define SPC_CALL(name, category, function)
+#define SPC_STAT(name, kind, unit, category, verbosity, description)
+#define SPC_WATERMARK(name, level, category, verbosity, description)
+#define SPC_PER_COMM(name, where) SPC_COMM_##name,
+#include "spc/catalogue.def"
+    SPC_NUM_COMM_COUNTERS
+} spc_comm_counter_id;
+
+typedef struct spc_comm_counter_info {
+    int counter;        /* the catalogue counter it keeps for one communicator */
+    const char *where;  /* what a communicator's value holds */
+} spc_comm_counter_info;
+
+extern const spc_comm_counter_info spc_comm_counter_infos[SPC_NUM_COMM_COUNTERS];
+/* Communicator counter of a name (with or without OMPI_SPC_, any case); -1 if none. */
+int spc_comm_counter_find(const char *name);
+
+/* One communicator's counters.  Its threads share them, hence atomic adds;
+ * they are updated only behind SPC_SWITCH_COMM_COUNTERS sites, and only for
+ * a communicator someone watches (the others have no storage: NULL). */
+struct __attribute__((aligned(64))) spc_comm {
+    uint64_t value[SPC_NUM_COMM_COUNTERS];
+};
+/* Zeroed storage, or NULL when out of memory. */
+struct spc_comm *spc_comm_create(void);
+void spc_comm_destroy(struct spc_comm *comm);
+/* Value of counter id (an spc_comm_counter_id) in its catalogue counter's unit. */
+uint64_t spc_comm_read(const struct spc_comm *comm, int id);
+
+static inline void spc_comm_add(struct spc_comm *comm, int id, uint64_t n)
+{
+    if (NULL != comm) {
+        __atomic_fetch_add(&comm->value[id], n, __ATOMIC_RELAXED);
+    }
+}
+
 enum spc_sites_kind {
     SPC_SITES_KIND_FLAG,     /* every site jumps to its flag test */
     SPC_SITES_KIND_PATCHED   /* a site of a counter that is off is a no-op */
