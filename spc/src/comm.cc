@@ -7,13 +7,23 @@
 
 extern "C" {
 
-struct spc_comm *spc_comm_create(void)
+uint64_t spc_histograms[SPC_NUM_HISTOGRAMS][SPC_HISTOGRAM_BINS];
+
+struct spc_comm *spc_comm_create(int peers)
 {
-    void *memory = std::aligned_alloc(alignof(spc_comm), sizeof(spc_comm));
-    if (memory != nullptr) {
-        std::memset(memory, 0, sizeof(spc_comm));
+    if (peers < 0) {
+        return nullptr;
     }
-    return static_cast<spc_comm *>(memory);
+    // the peer arrays follow the struct in its block, so one free releases all
+    size_t bytes = sizeof(spc_comm) + sizeof(uint64_t) * SPC_NUM_PEER_COUNTERS * static_cast<size_t>(peers);
+    bytes = (bytes + alignof(spc_comm) - 1) / alignof(spc_comm) * alignof(spc_comm);
+    auto *comm = static_cast<spc_comm *>(std::aligned_alloc(alignof(spc_comm), bytes));
+    if (comm != nullptr) {
+        std::memset(static_cast<void *>(comm), 0, bytes);
+        comm->peers = peers;
+        comm->peer = reinterpret_cast<uint64_t *>(comm + 1);
+    }
+    return comm;
 }
 
 void spc_comm_destroy(struct spc_comm *comm) { std::free(comm); }
@@ -24,6 +34,28 @@ uint64_t spc_comm_read(const struct spc_comm *comm, int id)
         return 0;
     }
     return __atomic_load_n(&comm->value[id], __ATOMIC_RELAXED);
+}
+
+void spc_comm_read_peers(const struct spc_comm *comm, int id, uint64_t *values)
+{
+    if (comm == nullptr || id < 0 || id >= SPC_NUM_PEER_COUNTERS) {
+        return;
+    }
+    const uint64_t *array = comm->peer + static_cast<size_t>(id) * static_cast<size_t>(comm->peers);
+    for (int rank = 0; rank < comm->peers; ++rank) {
+        values[rank] = __atomic_load_n(&array[rank], __ATOMIC_RELAXED);
+    }
+}
+
+void spc_histogram_read(const struct spc_comm *comm, int id, uint64_t values[SPC_HISTOGRAM_BINS])
+{
+    if (id < 0 || id >= SPC_NUM_HISTOGRAMS) {
+        return;
+    }
+    const uint64_t *bins = comm != nullptr ? comm->histogram[id] : spc_histograms[id];
+    for (int bin = 0; bin < SPC_HISTOGRAM_BINS; ++bin) {
+        values[bin] = __atomic_load_n(&bins[bin], __ATOMIC_RELAXED);
+    }
 }
 
 }  // extern "C"
