@@ -1,5 +1,6 @@
 // Storage of the counters kept per communicator (spc.h, "Counters bound to
 // communicators"); the communicator's owner (Open MPI's PML) holds it.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -8,6 +9,21 @@
 extern "C" {
 
 uint64_t spc_histograms[SPC_NUM_HISTOGRAMS][SPC_HISTOGRAM_BINS];
+
+void spc_histogram_bin_name(int id, int bin, char *name, size_t size)
+{
+    std::snprintf(name, size, "%s_BIN%d", spc_histogram_infos[id].name, bin);
+}
+
+void spc_histogram_bin_description(int id, int bin, char *description, size_t size)
+{
+    if (bin == 0) {
+        std::snprintf(description, size, "%s Bin 0: messages of 0 bytes.", spc_histogram_infos[id].description);
+    } else {
+        std::snprintf(description, size, "%s Bin %d: messages of 2^%d to 2^%d - 1 bytes.",
+                      spc_histogram_infos[id].description, bin, bin - 1, bin);
+    }
+}
 
 struct spc_comm *spc_comm_create(int peers)
 {

@@ -288,6 +288,11 @@ static inline int spc_histogram_bin(uint64_t bytes)
     return 0 == bytes ? 0 : 64 - __builtin_clzll(bytes);
 }
 
+/* The name of one bin as an event of its own (PAPI): OMPI_SPC_<NAME>_BIN<k>,
+ * and its description; each cut to size. */
+void spc_histogram_bin_name(int id, int bin, char *name, size_t size);
+void spc_histogram_bin_description(int id, int bin, char *description, size_t size);
+
 /* The process-wide histograms (atomic: every thread adds to them). */
 extern uint64_t spc_histograms[SPC_NUM_HISTOGRAMS][SPC_HISTOGRAM_BINS];
 
