@@ -15,10 +15,12 @@
  */
 #include "ompi_config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ompi/mca/rte/rte.h"
+#include "ompi/mpi/tool/mpit-internal.h"
 #include "ompi/runtime/ompi_spc.h"
 #include "ompi/runtime/params.h"
 #include "opal/mca/base/mca_base_pvar.h"
@@ -32,6 +34,9 @@
 
 /* Counters turned on by mpi_spc_attach, released at finalize. */
 static bool attached[OMPI_SPC_NUM_COUNTERS];
+/* mpi_spc_attach named the category "traffic": its switch is on for the
+ * job, so the process-wide histograms count for the finalize report. */
+static bool traffic_attached;
 /* Between MPI_Init and MPI_Finalize.  MPI_T outlives MPI_Finalize, and with
  * it the handles a tool still holds: reads then fail cleanly. */
 static bool spc_running;
@@ -162,6 +167,192 @@ static int spc_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t e
     }
 }
 
+/* ---- Where the traffic goes (category TRAFFIC) ------------------------- */
+
+ompi_spc_comm_storage_fn ompi_spc_comm_storage;
+
+/* The variables, in this order: the SPC_PER_COMM counters, the SPC_PER_PEER
+ * arrays and the SPC_HISTOGRAM rows, all bound to a communicator, then the
+ * histograms again process-wide.  A variable's ctx is its place here. */
+enum {
+    FIRST_PEER = SPC_NUM_COMM_COUNTERS,
+    FIRST_COMM_HISTOGRAM = FIRST_PEER + SPC_NUM_PEER_COUNTERS,
+    FIRST_HISTOGRAM = FIRST_COMM_HISTOGRAM + SPC_NUM_HISTOGRAMS,
+    NUM_TRAFFIC_PVARS = FIRST_HISTOGRAM + SPC_NUM_HISTOGRAMS
+};
+/* MPI_T index of each, for ompi_spc_comm_freed. */
+static int traffic_pvar_index[NUM_TRAFFIC_PVARS];
+static bool traffic_pvars_registered;
+/* What a handle's object becomes when its communicator is freed (its
+ * address only); such a handle took no switch reference of its own then. */
+static char freed_comm;
+
+static struct spc_comm *storage_of(void *comm, bool create)
+{
+    if (&freed_comm == comm || NULL == comm || NULL == ompi_spc_comm_storage) {
+        return NULL;
+    }
+    return ompi_spc_comm_storage((ompi_communicator_t *)comm, create);
+}
+
+void ompi_spc_comm_record(struct ompi_communicator_t *comm, int id, uint64_t n)
+{
+    spc_comm_add(storage_of(comm, false), id, n);
+}
+
+/* MPI_T_pvar_read's buffer holds as many values as BIND's count. */
+static int traffic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj_handle)
+{
+    int id = (int)(intptr_t)pvar->ctx;
+    if (!spc_running) {
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    if (id >= FIRST_HISTOGRAM) {
+        spc_histogram_read(NULL, id - FIRST_HISTOGRAM, (uint64_t *)value);
+        return OPAL_SUCCESS;
+    }
+    struct spc_comm *storage = storage_of(obj_handle, false);
+    if (NULL == storage) {
+        return OPAL_ERR_NOT_BOUND;  /* MPI_T_ERR_INVALID_HANDLE (patch 0030) */
+    }
+    if (id >= FIRST_COMM_HISTOGRAM) {
+        spc_histogram_read(storage, id - FIRST_COMM_HISTOGRAM, (uint64_t *)value);
+    } else if (id >= FIRST_PEER) {
+        spc_comm_read_peers(storage, id - FIRST_PEER, (uint64_t *)value);
+    } else {
+        int counter = spc_comm_counter_infos[id].counter;
+        *(unsigned long long *)value = spc_convert(counter, spc_comm_read(storage, id));
+    }
+    return OPAL_SUCCESS;
+}
+
+/* A handle is bound to a communicator for its life: BIND creates the
+ * storage (kept until the communicator is freed) and gives the count
+ * (mca_base_pvar_handle_alloc sizes the handle's values by it,
+ * opal/mca/base/mca_base_pvar.c:467-476); START and STOP hold the switch
+ * that turns every site of these variables on. */
+static int traffic_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t event,
+                               void *obj_handle, int *count)
+{
+    int id = (int)(intptr_t)pvar->ctx;
+    struct spc_comm *storage;
+    switch (event) {
+    case MCA_BASE_PVAR_HANDLE_BIND:
+        if (id >= FIRST_HISTOGRAM) {
+            *count = SPC_HISTOGRAM_BINS;
+            return OPAL_SUCCESS;
+        }
+        if (&freed_comm != obj_handle && ompi_comm_invalid((ompi_communicator_t *)obj_handle)) {
+            return OPAL_ERR_BAD_PARAM;
+        }
+        storage = storage_of(obj_handle, true);
+        if (NULL == storage) {
+            return &freed_comm == obj_handle || NULL == ompi_spc_comm_storage
+                       ? OPAL_ERR_NOT_BOUND
+                       : OPAL_ERR_OUT_OF_RESOURCE;
+        }
+        *count = id >= FIRST_COMM_HISTOGRAM ? SPC_HISTOGRAM_BINS
+                 : id >= FIRST_PEER         ? storage->peers
+                                            : 1;
+        return OPAL_SUCCESS;
+    case MCA_BASE_PVAR_HANDLE_START:
+        if (!spc_running) {
+            return OPAL_ERR_NOT_AVAILABLE;
+        }
+        if (&freed_comm == obj_handle) {
+            return OPAL_ERR_NOT_BOUND;
+        }
+        return SPC_SUCCESS == spc_switch_on(SPC_SWITCH_COMM_COUNTERS) ? OPAL_SUCCESS : OPAL_ERROR;
+    case MCA_BASE_PVAR_HANDLE_STOP:
+        if (&freed_comm == obj_handle) {
+            return OPAL_SUCCESS;  /* ompi_spc_comm_freed gave its reference back */
+        }
+        return SPC_SUCCESS == spc_switch_off(SPC_SWITCH_COMM_COUNTERS) ? OPAL_SUCCESS : OPAL_ERROR;
+    default:
+        return OPAL_SUCCESS;
+    }
+}
+
+/* Runs inside MPI_Comm_free (the PML's del_comm), before the storage goes:
+ * under MPI_T's lock, so no read is between its storage lookup and use. */
+void ompi_spc_comm_freed(struct ompi_communicator_t *comm)
+{
+    ompi_mpit_lock();
+    for (int id = 0; id < FIRST_HISTOGRAM; ++id) {
+        const mca_base_pvar_t *pvar;
+        if (!traffic_pvars_registered || traffic_pvar_index[id] < 0 ||
+            OPAL_SUCCESS != mca_base_pvar_get(traffic_pvar_index[id], &pvar)) {
+            continue;
+        }
+        /* bound_handles links handles by their list2 (opal/mca/base/mca_base_pvar.h:212-214) */
+        opal_list_t *bound = (opal_list_t *)&pvar->bound_handles;
+        for (opal_list_item_t *item = opal_list_get_first(bound); item != opal_list_get_end(bound);
+             item = opal_list_get_next(item)) {
+            mca_base_pvar_handle_t *handle =
+                (mca_base_pvar_handle_t *)((char *)item - offsetof(mca_base_pvar_handle_t, list2));
+            if (handle->obj_handle == (void *)comm) {
+                if (handle->started) {
+                    spc_switch_off(SPC_SWITCH_COMM_COUNTERS);
+                }
+                handle->obj_handle = &freed_comm;
+            }
+        }
+    }
+    ompi_mpit_unlock();
+}
+
+/* Name (after its prefix), description, kind and verbosity of variable id. */
+static void traffic_pvar_info(int id, const char **name, char *description, size_t size,
+                              spc_kind *kind, int *verbosity)
+{
+    *verbosity = OPAL_INFO_LVL_4;  /* MPI_T_VERBOSITY_TUNER_BASIC */
+    if (id >= FIRST_COMM_HISTOGRAM) {
+        const spc_histogram_info *histogram =
+            &spc_histogram_infos[(id - FIRST_COMM_HISTOGRAM) % SPC_NUM_HISTOGRAMS];
+        *name = histogram->name;
+        snprintf(description, size, "%s %s", histogram->description,
+                 id >= FIRST_HISTOGRAM ? "All communicators." : "On the communicator the handle is bound to.");
+        *kind = SPC_KIND_COUNTER;
+    } else if (id >= FIRST_PEER) {
+        const spc_peer_counter_info *peer = &spc_peer_counter_infos[id - FIRST_PEER];
+        *name = peer->name;
+        snprintf(description, size, "%s %s", peer->description,
+                 "An array indexed by the ranks of the communicator the handle is bound to.");
+        *kind = peer->kind;
+    } else {
+        const spc_counter_info *counter = &spc_counter_infos[spc_comm_counter_infos[id].counter];
+        *name = counter->name;
+        snprintf(description, size, "%s %s", spc_comm_counter_infos[id].where, counter->description);
+        *kind = counter->kind;
+        *verbosity = OPAL_INFO_LVL_1 + (int)counter->verbosity;
+    }
+}
+
+static void register_traffic_pvars(const int *group)
+{
+    for (int id = 0; id < NUM_TRAFFIC_PVARS; ++id) {
+        const char *counter_name;
+        char name[128], description[1024];
+        spc_kind kind;
+        int verbosity;
+        traffic_pvar_info(id, &counter_name, description, sizeof description, &kind, &verbosity);
+        const bool bound = id < FIRST_HISTOGRAM;
+        snprintf(name, sizeof name, "%s%s", bound ? SPC_COMM_PVAR_PREFIX : SPC_HISTOGRAM_PVAR_PREFIX,
+                 counter_name);
+        traffic_pvar_index[id] = mca_base_pvar_register(
+            NULL, NULL, NULL, name, description, verbosity, pvar_class(kind),
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+            bound ? MPI_T_BIND_MPI_COMM : MPI_T_BIND_NO_OBJECT, 0, traffic_pvar_read,
+            spc_pvar_write, traffic_pvar_notify, (void *)(intptr_t)id);
+        if (traffic_pvar_index[id] < 0 || group[SPC_CATEGORY_TRAFFIC] < 0 ||
+            mca_base_var_group_add_pvar(group[SPC_CATEGORY_TRAFFIC], traffic_pvar_index[id]) < 0) {
+            opal_output(0, "spc: could not register %s as an MPI_T performance variable (%d)",
+                        name, traffic_pvar_index[id]);
+        }
+    }
+    traffic_pvars_registered = true;
+}
+
 /* Group index of each catalogue category; the root first, so that it is
  * created with its description before the leaves create it as their parent
  * (mca_base_var_group.c:280-285). */
@@ -207,6 +398,7 @@ static void register_pvars(void)
                         name, index);
         }
     }
+    register_traffic_pvars(group);
 }
 
 static bool is_rank_zero(void) { return 0 == ompi_comm_rank(&ompi_mpi_comm_world.comm); }
@@ -222,6 +414,15 @@ static void apply_attach_list(void)
     }
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
         attached[id] = chosen[id] && SPC_SUCCESS == spc_counter_enable(id);
+    }
+    /* "all" means the counters; the histograms are asked for by name */
+    char list[1024];
+    snprintf(list, sizeof list, "%s", NULL == ompi_mpi_spc_attach_string ? "" : ompi_mpi_spc_attach_string);
+    char *save = NULL;
+    for (char *name = strtok_r(list, ", ", &save); NULL != name && !traffic_attached;
+         name = strtok_r(NULL, ", ", &save)) {
+        traffic_attached = SPC_CATEGORY_TRAFFIC == spc_category_find(name) &&
+                           SPC_SUCCESS == spc_switch_on(SPC_SWITCH_COMM_COUNTERS);
     }
 }
 
@@ -277,7 +478,7 @@ void ompi_spc_fini(void)
     /* the live segment's final values are the report's: taken before its traffic */
     spc_live_finalize(ompi_mpi_spc_live_keep);
     if (ompi_mpi_spc_dump_enabled) {
-        ompi_spc_report();
+        ompi_spc_report(traffic_attached);
     }
     spc_running = false;
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
@@ -285,5 +486,9 @@ void ompi_spc_fini(void)
             spc_counter_disable(id);
             attached[id] = false;
         }
+    }
+    if (traffic_attached) {
+        spc_switch_off(SPC_SWITCH_COMM_COUNTERS);
+        traffic_attached = false;
     }
 }

@@ -23,8 +23,24 @@ typedef uint64_t ompi_spc_value_t;
  * report and retires the variables (MPI_Finalize). */
 void ompi_spc_init(void);
 void ompi_spc_fini(void);
-/* The mpi_spc_dump_enabled table and mpi_spc_dump_file CSV (ompi_spc_report.c). */
-void ompi_spc_report(void);
+/* The mpi_spc_dump_enabled table and mpi_spc_dump_file CSV (ompi_spc_report.c),
+ * with the message-size histograms if they counted (mpi_spc_attach "traffic"). */
+void ompi_spc_report(bool histograms);
+
+/* Counters bound to communicators (catalogue rows SPC_PER_COMM).  The PML
+ * keeps each communicator's storage (ob1: in its mca_pml_ob1_comm_t) and
+ * lends it out through ompi_spc_comm_storage, which it sets when enabled:
+ * comm's storage, created first if create is true; NULL if comm has none
+ * (or no PML keeps any). */
+struct spc_comm;
+typedef struct spc_comm *(*ompi_spc_comm_storage_fn)(struct ompi_communicator_t *comm, bool create);
+extern ompi_spc_comm_storage_fn ompi_spc_comm_storage;
+/* The PML calls this before it destroys comm's storage: MPI_T handles bound
+ * to comm fail from then on instead of reading freed memory. */
+void ompi_spc_comm_freed(struct ompi_communicator_t *comm);
+/* For sites outside the PML, behind SPC_SWITCHED(SPC_SWITCH_COMM_COUNTERS,
+ * ...): adds n to comm's counter id (an spc_comm_counter_id) if watched. */
+void ompi_spc_comm_record(struct ompi_communicator_t *comm, int id, uint64_t n);
 
 #if SPC_ENABLE == 1
 #define SPC_INIT() ompi_spc_init()

@@ -2,6 +2,9 @@
  * The finalize report of ompi-spc (built into Open MPI by patch 0012): with
  * mpi_spc_dump_enabled, rank 0 prints min / mean / max over ranks of every
  * counter; with mpi_spc_dump_file it also writes every rank's values as CSV.
+ * When the message-size histograms counted, both hold them too: the table
+ * min / mean / max of each bin that held a message on some rank, the CSV a
+ * row per rank and bin, named OMPI_SPC_<HISTOGRAM>_BIN<k>.
  */
 #include "ompi_config.h"
 
@@ -73,17 +76,60 @@ static void print_table(const unsigned long long *values, ompi_communicator_t *w
     fflush(stdout);
 }
 
+enum { NUM_BINS = SPC_NUM_HISTOGRAMS * SPC_HISTOGRAM_BINS };
+
+/* Min, mean and max over ranks of each histogram bin, as print_table does
+ * for the counters; bins that stayed 0 on every rank are left out. */
+static void print_histograms(const unsigned long long *bins, ompi_communicator_t *world)
+{
+    const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
+    unsigned long long min[NUM_BINS], max[NUM_BINS], sum[NUM_BINS];
+    world->c_coll->coll_reduce(bins, min, NUM_BINS, MPI_UNSIGNED_LONG_LONG, MPI_MIN, 0, world,
+                               world->c_coll->coll_reduce_module);
+    world->c_coll->coll_reduce(bins, max, NUM_BINS, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, world,
+                               world->c_coll->coll_reduce_module);
+    world->c_coll->coll_reduce(bins, sum, NUM_BINS, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, world,
+                               world->c_coll->coll_reduce_module);
+    if (0 != rank) {
+        return;
+    }
+    char text[(NUM_BINS + 4 * SPC_NUM_HISTOGRAMS) * 100];
+    size_t used = 0;
+    for (int id = 0; id < SPC_NUM_HISTOGRAMS; ++id) {
+        used += snprintf(text + used, sizeof text - used, "%s (messages by size, %d ranks)\n"
+                         "  %-24s %12s %14s %12s\n", spc_histogram_infos[id].name, size, "bytes",
+                         "min", "mean", "max");
+        for (int bin = 0; bin < SPC_HISTOGRAM_BINS; ++bin) {
+            const int at = id * SPC_HISTOGRAM_BINS + bin;
+            if (0 == max[at]) {
+                continue;
+            }
+            char bytes[32];
+            if (0 == bin) {
+                snprintf(bytes, sizeof bytes, "0");
+            } else {
+                snprintf(bytes, sizeof bytes, "%llu..%llu", 1ull << (bin - 1),
+                         (bin == 64 ? 0ull : 1ull << bin) - 1);
+            }
+            used += snprintf(text + used, sizeof text - used, "  %-24s %12llu %14.1f %12llu\n", bytes,
+                             min[at], (double)sum[at] / size, max[at]);
+        }
+    }
+    fputs(text, stdout);
+    fflush(stdout);
+}
+
 /* Every rank's values to rank 0, which writes them as CSV.  The ranks first
  * agree that rank 0 could allocate, so a failed allocation skips the file
  * instead of leaving the others in a gather. */
-static void write_csv(const char *path, const unsigned long long *values,
+static void write_csv(const char *path, const unsigned long long *values, int count,
                       ompi_communicator_t *world)
 {
     const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
     unsigned long long *all = NULL;
     int ready = 1, all_ready = 0;
     if (0 == rank) {
-        all = malloc((size_t)size * OMPI_SPC_NUM_COUNTERS * sizeof *all);
+        all = malloc((size_t)size * (size_t)count * sizeof *all);
         ready = NULL != all;
     }
     world->c_coll->coll_allreduce(&ready, &all_ready, 1, MPI_INT, MPI_MIN, world,
@@ -94,9 +140,8 @@ static void write_csv(const char *path, const unsigned long long *values,
         }
         return;
     }
-    world->c_coll->coll_gather(values, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, all,
-                               OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, 0, world,
-                               world->c_coll->coll_gather_module);
+    world->c_coll->coll_gather(values, count, MPI_UNSIGNED_LONG_LONG, all, count,
+                               MPI_UNSIGNED_LONG_LONG, 0, world, world->c_coll->coll_gather_module);
     if (0 != rank) {
         return;
     }
@@ -106,9 +151,16 @@ static void write_csv(const char *path, const unsigned long long *values,
     } else {
         fputs("rank,counter,value,unit\n", csv);
         for (int r = 0; r < size; ++r) {
+            const unsigned long long *of_rank = all + (size_t)r * (size_t)count;
             for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-                fprintf(csv, "%d,%s,%llu,%s\n", r, spc_counter_infos[id].name,
-                        all[(size_t)r * OMPI_SPC_NUM_COUNTERS + id], spc_unit_name(spc_counter_infos[id].unit));
+                fprintf(csv, "%d,%s,%llu,%s\n", r, spc_counter_infos[id].name, of_rank[id],
+                        spc_unit_name(spc_counter_infos[id].unit));
+            }
+            for (int at = 0; at < count - OMPI_SPC_NUM_COUNTERS; ++at) {
+                char name[64];
+                spc_histogram_bin_name(at / SPC_HISTOGRAM_BINS, at % SPC_HISTOGRAM_BINS, name, sizeof name);
+                fprintf(csv, "%d,%s,%llu,%s\n", r, name, of_rank[OMPI_SPC_NUM_COUNTERS + at],
+                        spc_unit_name(SPC_UNIT_MESSAGES));
             }
         }
         if (0 != fclose(csv)) {
@@ -118,18 +170,29 @@ static void write_csv(const char *path, const unsigned long long *values,
     free(all);
 }
 
-void ompi_spc_report(void)
+void ompi_spc_report(bool histograms)
 {
-    unsigned long long values[OMPI_SPC_NUM_COUNTERS];
-    uint64_t snapshot[OMPI_SPC_NUM_COUNTERS];
+    /* the counters, then (if they counted) the histograms' bins */
+    unsigned long long values[OMPI_SPC_NUM_COUNTERS + NUM_BINS];
+    uint64_t snapshot[OMPI_SPC_NUM_COUNTERS], bins[SPC_HISTOGRAM_BINS];
     /* before the report's own traffic moves the MPI byte counters */
     spc_read_all(snapshot, OMPI_SPC_NUM_COUNTERS);
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
         values[id] = snapshot[id];
     }
+    for (int id = 0; id < SPC_NUM_HISTOGRAMS; ++id) {
+        spc_histogram_read(NULL, id, bins);
+        for (int bin = 0; bin < SPC_HISTOGRAM_BINS; ++bin) {
+            values[OMPI_SPC_NUM_COUNTERS + id * SPC_HISTOGRAM_BINS + bin] = bins[bin];
+        }
+    }
     ompi_communicator_t *world = &ompi_mpi_comm_world.comm;
     print_table(values, world);
+    if (histograms) {
+        print_histograms(values + OMPI_SPC_NUM_COUNTERS, world);
+    }
     if (NULL != ompi_mpi_spc_dump_file && '\0' != ompi_mpi_spc_dump_file[0]) {
-        write_csv(ompi_mpi_spc_dump_file, values, world);
+        write_csv(ompi_mpi_spc_dump_file, values,
+                  OMPI_SPC_NUM_COUNTERS + (histograms ? NUM_BINS : 0), world);
     }
 }

@@ -1,6 +1,7 @@
 /*
  * Every SPC counter as a PAPI software-defined event (SDE),
- * sde:::ompi_spc::OMPI_SPC_<NAME>, registered when the library is loaded
+ * sde:::ompi_spc::OMPI_SPC_<NAME>, and every bin of the message-size
+ * histograms as one, OMPI_SPC_<HISTOGRAM>_BIN<k>, registered when the library is loaded
  * (libmpi of the spc build links it), so the events exist before MPI_Init.
  * Values come from read callbacks (spc_read): nothing on the fast path.
  * No counter groups and no papi_sde_shutdown: PAPI 7.0.0 frees grouped
@@ -32,6 +33,37 @@ static long long read_counter(void *param)
     return (long long)spc_read(id);
 }
 
+/* Histogram bins count behind the switch of the communicator sites: the
+ * first read of any bin turns it on for good, as read_counter does for a
+ * counter. */
+static unsigned char histogram_reference;
+
+static long long read_bin(void *param)
+{
+    int event = (int)(intptr_t)param;
+    if (!__atomic_exchange_n(&histogram_reference, 1, __ATOMIC_RELAXED)) {
+        spc_switch_on(SPC_SWITCH_COMM_COUNTERS);
+    }
+    return (long long)__atomic_load_n(
+        &spc_histograms[event / SPC_HISTOGRAM_BINS][event % SPC_HISTOGRAM_BINS], __ATOMIC_RELAXED);
+}
+
+/* libsde keeps the names and descriptions it is given, so they live here. */
+static char bin_names[SPC_NUM_HISTOGRAMS * SPC_HISTOGRAM_BINS][64];
+static char bin_descriptions[SPC_NUM_HISTOGRAMS * SPC_HISTOGRAM_BINS][512];
+
+static void register_bins(const papi_sde_fptr_struct_t *sde, papi_handle_t library)
+{
+    for (int event = 0; event < SPC_NUM_HISTOGRAMS * SPC_HISTOGRAM_BINS; ++event) {
+        const int id = event / SPC_HISTOGRAM_BINS, bin = event % SPC_HISTOGRAM_BINS;
+        spc_histogram_bin_name(id, bin, bin_names[event], sizeof bin_names[event]);
+        spc_histogram_bin_description(id, bin, bin_descriptions[event], sizeof bin_descriptions[event]);
+        sde->register_counter_cb(library, bin_names[event], PAPI_SDE_RO | PAPI_SDE_DELTA,
+                                 PAPI_SDE_long_long, read_bin, (void *)(intptr_t)event);
+        sde->describe_counter(library, bin_names[event], bin_descriptions[event]);
+    }
+}
+
 /* A level or a watermark is a state, not an amount that grows: PAPI reports
  * it as it is (INSTANT) instead of as a difference since PAPI_start. */
 static int sde_mode(spc_kind kind)
@@ -50,6 +82,7 @@ static papi_handle_t register_catalogue(const papi_sde_fptr_struct_t *sde)
                                  PAPI_SDE_long_long, read_counter, (void *)(intptr_t)id);
         sde->describe_counter(library, counter->name, counter->description);
     }
+    register_bins(sde, library);
     return library;
 }
 

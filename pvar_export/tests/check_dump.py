@@ -2,7 +2,9 @@
 """Runs dump_ping on 2 ranks with the finalize report on and checks the table
 on standard output and the CSV file, that a bad attach name, an unwritable
 CSV path and a bad mpi_spc_timer_sampling give clear messages without
-failing the job, and that sampled timers are reported as estimates.
+failing the job, and that sampled timers are reported as estimates; with
+"traffic" attached, the message-size histograms (7 messages of 4 bytes: bin
+3, 4..7 bytes) in the table and the CSV.
 
 usage: check_dump.py MPIRUN DUMP_PING"""
 import csv
@@ -83,6 +85,24 @@ def main():
         exact = run(mpirun, program, "MATCH_TIME", path)
         if "is an estimate" in exact.stdout:
             failures.append("an exact timer is reported as an estimate")
+        if "MESSAGE_SIZES" in exact.stdout or any("_BIN" in r["counter"] for r in rows):
+            failures.append("histograms reported without \"traffic\" attached")
+        traffic = run(mpirun, program, "SEND,traffic", path)
+        for histogram in ("OMPI_SPC_MESSAGE_SIZES_SENT", "OMPI_SPC_MESSAGE_SIZES_RECEIVED"):
+            table = traffic.stdout.split(histogram + " (messages by size, 2 ranks)")
+            bins = [line.split() for line in table[1].splitlines()[2:4]] if len(table) == 2 else []
+            # one bin held messages: 4..7 bytes, 0 on one rank and 7 on the other
+            if not bins or bins[0] != ["4..7", "0", "3.5", "7"] or (len(bins) > 1 and bins[1] and bins[1][0][0].isdigit()):
+                failures.append(f"{histogram} in the table: {bins}")
+        with open(path) as f:
+            histogram_rows = {(r["rank"], r["counter"]): int(r["value"]) for r in csv.DictReader(f)
+                              if "_BIN" in r["counter"]}
+        expected = {("0", "OMPI_SPC_MESSAGE_SIZES_SENT_BIN3"): SENDS,
+                    ("1", "OMPI_SPC_MESSAGE_SIZES_RECEIVED_BIN3"): SENDS}
+        if len(histogram_rows) != 2 * 2 * 65 or sum(histogram_rows.values()) != 2 * SENDS or \
+                any(histogram_rows.get(key) != value for key, value in expected.items()):
+            failures.append(f"CSV histogram rows: {len(histogram_rows)}, "
+                            f"non-zero {[(k, v) for k, v in histogram_rows.items() if v]}")
         zero = run(mpirun, program, "SEND", path, "--mca", "mpi_spc_timer_sampling", "0")
         if zero.returncode != 0 or "mpi_spc_timer_sampling must be 1 or more, not 0" not in \
                 zero.stdout + zero.stderr:

@@ -45,7 +45,7 @@ def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
     catalogue_list, library, fixture = sys.argv[1:]
-    catalogue = dict(line.split("\t", 1) for line in run([catalogue_list]).splitlines())
+    catalogue = dict(line.split("\t", 1) for line in run([catalogue_list, "--papi-events"]).splitlines())
     prefix = run([catalogue_list, "--papi-prefix"]).strip()
     failures = []
 

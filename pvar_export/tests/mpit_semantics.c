@@ -6,7 +6,8 @@
  * 0 B to 4 MiB (eager, rendezvous and RDMA paths); MPI_ANY_TAG receives
  * count as user bytes; a Bcast between user sends counts as MPI bytes only;
  * every SPC variable enumerates with a unique name and a description, in
- * exactly one leaf category under "spc"; a write is refused; null, freed and
+ * exactly one leaf category under "spc" (those bound to a communicator in
+ * "spc_traffic"); a write is refused; null, freed and
  * foreign handles are MPI_T errors; a read after MPI_Finalize returns an
  * MPI_T error instead of crashing.
  */
@@ -17,11 +18,70 @@
 static const int sizes[] = {0, 1, 7, 64, 4096, 12288, 65536, 1 << 20, 4 << 20};
 #define NUM_SIZES ((int)(sizeof sizes / sizeof sizes[0]))
 
+static const int expected_class[] = {
+    [SPC_KIND_COUNTER] = MPI_T_PVAR_CLASS_COUNTER,
+    [SPC_KIND_AGGREGATE] = MPI_T_PVAR_CLASS_AGGREGATE,
+    [SPC_KIND_TIMER] = MPI_T_PVAR_CLASS_TIMER,
+    [SPC_KIND_LEVEL] = MPI_T_PVAR_CLASS_LEVEL,
+    [SPC_KIND_HIGHWATERMARK] = MPI_T_PVAR_CLASS_HIGHWATERMARK,
+};
+
+enum { NUM_COMM_PVARS = SPC_NUM_COMM_COUNTERS + SPC_NUM_PEER_COUNTERS + SPC_NUM_HISTOGRAMS };
+
+/* The communicator variable a name is: a communicator counter's id, or
+ * SPC_NUM_COMM_COUNTERS + a per-peer array's; -1 if it is neither. */
+static int comm_counter_of(const char *name)
+{
+    const size_t prefix = strlen(SPC_COMM_PVAR_PREFIX);
+    if (strncmp(name, SPC_COMM_PVAR_PREFIX, prefix) != 0) {
+        return -1;
+    }
+    for (int id = 0; id < SPC_NUM_PEER_COUNTERS; ++id) {
+        if (strcmp(name + prefix, spc_peer_counter_infos[id].name) == 0) {
+            return SPC_NUM_COMM_COUNTERS + id;
+        }
+    }
+    for (int id = 0; id < SPC_NUM_HISTOGRAMS; ++id) {
+        if (strcmp(name + prefix, spc_histogram_infos[id].name) == 0) {
+            return SPC_NUM_COMM_COUNTERS + SPC_NUM_PEER_COUNTERS + id;
+        }
+    }
+    return spc_comm_counter_find(name + prefix);
+}
+
+/* The process-wide histogram of a variable's name, or -1. */
+static int histogram_of(const char *name)
+{
+    const size_t prefix = strlen(SPC_HISTOGRAM_PVAR_PREFIX);
+    for (int id = 0; strncmp(name, SPC_HISTOGRAM_PVAR_PREFIX, prefix) == 0 && id < SPC_NUM_HISTOGRAMS; ++id) {
+        if (strcmp(name + prefix, spc_histogram_infos[id].name) == 0) {
+            return id;
+        }
+    }
+    return -1;
+}
+
+/* Its kind and a text its description holds. */
+static spc_kind comm_kind(int comm_id, const char **description)
+{
+    if (comm_id >= SPC_NUM_COMM_COUNTERS + SPC_NUM_PEER_COUNTERS) {
+        *description = spc_histogram_infos[comm_id - SPC_NUM_COMM_COUNTERS - SPC_NUM_PEER_COUNTERS].description;
+        return SPC_KIND_COUNTER;
+    }
+    if (comm_id >= SPC_NUM_COMM_COUNTERS) {
+        *description = spc_peer_counter_infos[comm_id - SPC_NUM_COMM_COUNTERS].description;
+        return spc_peer_counter_infos[comm_id - SPC_NUM_COMM_COUNTERS].kind;
+    }
+    const spc_counter_info *counter = &spc_counter_infos[spc_comm_counter_infos[comm_id].counter];
+    *description = counter->description;
+    return counter->kind;
+}
+
 static void check_registration(void)
 {
     int num;
     MPI_OK(MPI_T_pvar_get_num(&num));
-    int found = 0;
+    int found = 0, found_comm = 0, found_histograms = 0;
     for (int index = 0; index < num; ++index) {
         char name[256], description[1024];
         int name_len = sizeof name, desc_len = sizeof description;
@@ -36,6 +96,33 @@ static void check_registration(void)
         if (strncmp(name, SPC_PVAR_PREFIX, strlen(SPC_PVAR_PREFIX)) != 0) {
             continue;
         }
+        if (strncmp(name, SPC_HISTOGRAM_PVAR_PREFIX, strlen(SPC_HISTOGRAM_PVAR_PREFIX)) == 0) {
+            int histogram = histogram_of(name);
+            CHECK(histogram >= 0, "%s is not a histogram of the catalogue", name);
+            found_histograms += histogram >= 0;
+            CHECK(histogram < 0 || strstr(description, spc_histogram_infos[histogram].description) != NULL,
+                  "%s: description", name);
+            CHECK(!continuous && !readonly && bind == MPI_T_BIND_NO_OBJECT &&
+                      var_class == MPI_T_PVAR_CLASS_COUNTER && datatype == MPI_UNSIGNED_LONG_LONG,
+                  "%s: a process-wide counter array", name);
+            continue;
+        }
+        if (strncmp(name, SPC_COMM_PVAR_PREFIX, strlen(SPC_COMM_PVAR_PREFIX)) == 0) {
+            int comm_id = comm_counter_of(name);
+            CHECK(comm_id >= 0, "%s is not a communicator counter of the catalogue", name);
+            if (comm_id < 0) {
+                continue;
+            }
+            ++found_comm;
+            const char *holds;
+            spc_kind kind = comm_kind(comm_id, &holds);
+            CHECK(strstr(description, holds) != NULL, "%s: description", name);
+            CHECK(datatype == MPI_UNSIGNED_LONG_LONG, "%s: datatype", name);
+            CHECK(!continuous && !readonly, "%s: not continuous, can be reset", name);
+            CHECK(bind == MPI_T_BIND_MPI_COMM, "%s: bind %d", name, bind);
+            CHECK(var_class == expected_class[kind], "%s: class %d", name, var_class);
+            continue;
+        }
         int id = spc_counter_find(name + 12);
         CHECK(id >= 0, "%s is not in the catalogue", name);
         if (id < 0) {
@@ -48,17 +135,12 @@ static void check_registration(void)
         CHECK(readonly == (spc_counter_infos[id].kind == SPC_KIND_LEVEL),
               "%s: only levels are read-only (cannot be reset)", name);
         CHECK(bind == MPI_T_BIND_NO_OBJECT, "%s: bind", name);
-        static const int expected_class[] = {
-            [SPC_KIND_COUNTER] = MPI_T_PVAR_CLASS_COUNTER,
-            [SPC_KIND_AGGREGATE] = MPI_T_PVAR_CLASS_AGGREGATE,
-            [SPC_KIND_TIMER] = MPI_T_PVAR_CLASS_TIMER,
-            [SPC_KIND_LEVEL] = MPI_T_PVAR_CLASS_LEVEL,
-            [SPC_KIND_HIGHWATERMARK] = MPI_T_PVAR_CLASS_HIGHWATERMARK,
-        };
         CHECK(var_class == expected_class[spc_counter_infos[id].kind], "%s: class %d", name, var_class);
     }
     /* names are unique in the catalogue, so one per counter means no duplicate */
     CHECK_EQ_U64(found, OMPI_SPC_NUM_COUNTERS, SPC_PVAR_PREFIX " variables");
+    CHECK_EQ_U64(found_comm, NUM_COMM_PVARS, SPC_COMM_PVAR_PREFIX " variables");
+    CHECK_EQ_U64(found_histograms, SPC_NUM_HISTOGRAMS, SPC_HISTOGRAM_PVAR_PREFIX " variables");
 }
 
 /* Sends (rank 0) or receives (rank 1) count blocking messages of 8 bytes. */
@@ -69,6 +151,7 @@ static void check_categories(void)
     int num, root = -1;
     MPI_OK(MPI_T_category_get_num(&num));
     int *seen = calloc(OMPI_SPC_NUM_COUNTERS, sizeof *seen);
+    int seen_comm[NUM_COMM_PVARS] = {0}, seen_histograms[SPC_NUM_HISTOGRAMS] = {0};
     int leaves = 0;
     for (int category = 0; category < num; ++category) {
         char name[256], description[1024];
@@ -105,6 +188,17 @@ static void check_categories(void)
             MPI_OK(MPI_T_pvar_get_info(indices[i], pvar, &pvar_len, &verbosity, &var_class,
                                        &datatype, &enumtype, NULL, NULL, &bind, &readonly,
                                        &continuous, &atomic));
+            int comm_id = comm_counter_of(pvar);
+            if (comm_id >= 0) {
+                ++seen_comm[comm_id];
+                CHECK(strcmp(name, "spc_traffic") == 0, "%s is in %s", pvar, name);
+                continue;
+            }
+            if (histogram_of(pvar) >= 0) {
+                ++seen_histograms[histogram_of(pvar)];
+                CHECK(strcmp(name, "spc_traffic") == 0, "%s is in %s", pvar, name);
+                continue;
+            }
             int id = strncmp(pvar, SPC_PVAR_PREFIX, strlen(SPC_PVAR_PREFIX)) == 0 ? spc_counter_find(pvar + strlen(SPC_PVAR_PREFIX)) : -1;
             CHECK(id >= 0, "%s holds %s", name, pvar);
             if (id >= 0) {
@@ -118,6 +212,13 @@ static void check_categories(void)
     CHECK_EQ_U64(leaves, SPC_NUM_CATEGORIES - 1, "leaf categories");
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
         CHECK(seen[id] == 1, "%s is in %d categories", spc_counter_infos[id].name, seen[id]);
+    }
+    for (int id = 0; id < NUM_COMM_PVARS; ++id) {
+        CHECK(seen_comm[id] == 1, "communicator variable %d is in %d categories", id, seen_comm[id]);
+    }
+    for (int id = 0; id < SPC_NUM_HISTOGRAMS; ++id) {
+        CHECK(seen_histograms[id] == 1, "%s is in %d categories", spc_histogram_infos[id].name,
+              seen_histograms[id]);
     }
     free(seen);
 }

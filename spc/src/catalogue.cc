@@ -89,6 +89,45 @@ const spc_counter_info spc_counter_infos[OMPI_SPC_NUM_COUNTERS] = {
 #include "spc/catalogue.def"
 };
 
+const spc_comm_counter_info spc_comm_counter_infos[SPC_NUM_COMM_COUNTERS] = {
+#define SPC_CATEGORY(id, parent, description)
+#define SPC_CALL(name, category, function)
+#define SPC_STAT(name, kind, unit, category, verbosity, description)
+#define SPC_WATERMARK(name, level, category, verbosity, description)
+#define SPC_PER_COMM(name, where) {OMPI_SPC_##name, where},
+#include "spc/catalogue.def"
+};
+
+const spc_peer_counter_info spc_peer_counter_infos[SPC_NUM_PEER_COUNTERS] = {
+#define SPC_CATEGORY(id, parent, description)
+#define SPC_CALL(name, category, function)
+#define SPC_STAT(name, kind, unit, category, verbosity, description)
+#define SPC_WATERMARK(name, level, category, verbosity, description)
+#define SPC_PER_PEER(name, kind, unit, description) \
+    {SPC_COUNTER_PREFIX #name, description, SPC_KIND_##kind, SPC_UNIT_##unit},
+#include "spc/catalogue.def"
+};
+
+const spc_histogram_info spc_histogram_infos[SPC_NUM_HISTOGRAMS] = {
+#define SPC_CATEGORY(id, parent, description)
+#define SPC_CALL(name, category, function)
+#define SPC_STAT(name, kind, unit, category, verbosity, description)
+#define SPC_WATERMARK(name, level, category, verbosity, description)
+#define SPC_HISTOGRAM(name, description) {SPC_COUNTER_PREFIX #name, description},
+#include "spc/catalogue.def"
+};
+
+int spc_comm_counter_find(const char *name)
+{
+    int counter = spc_counter_find(name);
+    for (int id = 0; counter >= 0 && id < SPC_NUM_COMM_COUNTERS; ++id) {
+        if (spc_comm_counter_infos[id].counter == counter) {
+            return id;
+        }
+    }
+    return -1;
+}
+
 const char *spc_unit_name(spc_unit unit)
 {
     switch (unit) {

@@ -8,6 +8,12 @@
 #define SPC_COUNTER_PREFIX "OMPI_SPC_"
 /* Its MPI_T performance variable: runtime_spc_OMPI_SPC_SEND. */
 #define SPC_PVAR_PREFIX "runtime_spc_"
+/* Its MPI_T variable bound to a communicator, for the counters also kept per
+ * communicator: runtime_spc_comm_OMPI_SPC_SEND. */
+#define SPC_COMM_PVAR_PREFIX "runtime_spc_comm_"
+/* A process-wide message-size histogram's MPI_T variable:
+ * runtime_spc_histogram_OMPI_SPC_MESSAGE_SIZES_SENT. */
+#define SPC_HISTOGRAM_PVAR_PREFIX "runtime_spc_histogram_"
 /* Its PAPI software-defined event: sde:::ompi_spc::OMPI_SPC_SEND. */
 #define SPC_PAPI_LIBRARY "ompi_spc"
 #define SPC_PAPI_EVENT_PREFIX "sde:::" SPC_PAPI_LIBRARY "::"

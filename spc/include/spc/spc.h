@@ -230,6 +230,130 @@ int spc_switch_on(int key);
 int spc_switch_off(int key);
 int spc_switch_is_on(int key);
 
+/* ---- Counters bound to communicators ------------------------------------ */
+
+/* The catalogue's SPC_PER_COMM rows: counters also kept per communicator. */
+typedef enum spc_comm_counter_id {
+#define SPC_CATEGORY(id, parent, description)
+#define SPC_CALL(name, category, function)
+#define SPC_STAT(name, kind, unit, category, verbosity, description)
+#define SPC_WATERMARK(name, level, category, verbosity, description)
+#define SPC_PER_COMM(name, where) SPC_COMM_##name,
+#include "spc/catalogue.def"
+    SPC_NUM_COMM_COUNTERS
+} spc_comm_counter_id;
+
+/* The catalogue's SPC_PER_PEER rows: arrays with one element per rank. */
+typedef enum spc_peer_counter_id {
+#define SPC_CATEGORY(id, parent, description)
+#define SPC_CALL(name, category, function)
+#define SPC_STAT(name, kind, unit, category, verbosity, description)
+#define SPC_WATERMARK(name, level, category, verbosity, description)
+#define SPC_PER_PEER(name, kind, unit, description) SPC_##name,
+#include "spc/catalogue.def"
+    SPC_NUM_PEER_COUNTERS
+} spc_peer_counter_id;
+
+typedef struct spc_peer_counter_info {
+    const char *name;  /* "OMPI_SPC_PEER_BYTES_SENT" */
+    const char *description;
+    spc_kind kind;
+    spc_unit unit;
+} spc_peer_counter_info;
+
+extern const spc_peer_counter_info spc_peer_counter_infos[SPC_NUM_PEER_COUNTERS];
+
+/* The catalogue's SPC_HISTOGRAM rows: messages by size, in bins by bit
+ * length: bin 0 for 0 bytes, bin k for [2^(k-1), 2^k) bytes. */
+enum { SPC_HISTOGRAM_BINS = 65 };
+typedef enum spc_histogram_id {
+#define SPC_CATEGORY(id, parent, description)
+#define SPC_CALL(name, category, function)
+#define SPC_STAT(name, kind, unit, category, verbosity, description)
+#define SPC_WATERMARK(name, level, category, verbosity, description)
+#define SPC_HISTOGRAM(name, description) SPC_HISTOGRAM_##name,
+#include "spc/catalogue.def"
+    SPC_NUM_HISTOGRAMS
+} spc_histogram_id;
+
+typedef struct spc_histogram_info {
+    const char *name;  /* "OMPI_SPC_MESSAGE_SIZES_SENT" */
+    const char *description;
+} spc_histogram_info;
+
+extern const spc_histogram_info spc_histogram_infos[SPC_NUM_HISTOGRAMS];
+
+static inline int spc_histogram_bin(uint64_t bytes)
+{
+    return 0 == bytes ? 0 : 64 - __builtin_clzll(bytes);
+}
+
+/* The name of one bin as an event of its own (PAPI): OMPI_SPC_<NAME>_BIN<k>,
+ * and its description; each cut to size. */
+void spc_histogram_bin_name(int id, int bin, char *name, size_t size);
+void spc_histogram_bin_description(int id, int bin, char *description, size_t size);
+
+/* The process-wide histograms (atomic: every thread adds to them). */
+extern uint64_t spc_histograms[SPC_NUM_HISTOGRAMS][SPC_HISTOGRAM_BINS];
+
+typedef struct spc_comm_counter_info {
+    int counter;        /* the catalogue counter it keeps for one communicator */
+    const char *where;  /* what a communicator's value holds */
+} spc_comm_counter_info;
+
+extern const spc_comm_counter_info spc_comm_counter_infos[SPC_NUM_COMM_COUNTERS];
+/* Communicator counter of a name (with or without OMPI_SPC_, any case); -1 if none. */
+int spc_comm_counter_find(const char *name);
+
+/* One communicator's counters and its per-peer arrays.  Its threads share
+ * them, hence atomic adds; they are updated only behind
+ * SPC_SWITCH_COMM_COUNTERS sites, and only for a communicator someone
+ * watches (the others have no storage: NULL). */
+struct __attribute__((aligned(64))) spc_comm {
+    uint64_t value[SPC_NUM_COMM_COUNTERS];
+    uint64_t histogram[SPC_NUM_HISTOGRAMS][SPC_HISTOGRAM_BINS];
+    int peers;       /* ranks: the length of each peer array */
+    uint64_t *peer;  /* SPC_NUM_PEER_COUNTERS arrays of peers, in the same block */
+};
+/* Zeroed storage for a communicator of peers ranks, or NULL when out of
+ * memory or peers < 0. */
+struct spc_comm *spc_comm_create(int peers);
+void spc_comm_destroy(struct spc_comm *comm);
+/* Value of counter id (an spc_comm_counter_id) in its catalogue counter's unit. */
+uint64_t spc_comm_read(const struct spc_comm *comm, int id);
+/* Copies peer array id (an spc_peer_counter_id), comm->peers values. */
+void spc_comm_read_peers(const struct spc_comm *comm, int id, uint64_t *values);
+/* Copies histogram id of comm, or the process-wide one if comm is NULL. */
+void spc_histogram_read(const struct spc_comm *comm, int id, uint64_t values[SPC_HISTOGRAM_BINS]);
+
+static inline void spc_comm_add(struct spc_comm *comm, int id, uint64_t n)
+{
+    if (NULL != comm) {
+        __atomic_fetch_add(&comm->value[id], n, __ATOMIC_RELAXED);
+    }
+}
+
+/* One message of bytes bytes in histogram id, process-wide and of comm
+ * (if not NULL). */
+static inline void spc_histogram_add(struct spc_comm *comm, int id, uint64_t bytes)
+{
+    int bin = spc_histogram_bin(bytes);
+    __atomic_fetch_add(&spc_histograms[id][bin], 1, __ATOMIC_RELAXED);
+    if (NULL != comm) {
+        __atomic_fetch_add(&comm->histogram[id][bin], 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* n more of peer array id for rank (ignored outside 0..peers-1, e.g. a
+ * wildcard source not yet matched). */
+static inline void spc_comm_add_peer(struct spc_comm *comm, int id, int rank, uint64_t n)
+{
+    if (NULL != comm && (unsigned)rank < (unsigned)comm->peers) {
+        __atomic_fetch_add(&comm->peer[(size_t)id * (size_t)comm->peers + (size_t)rank], n,
+                           __ATOMIC_RELAXED);
+    }
+}
+
 enum spc_sites_kind {
     SPC_SITES_KIND_FLAG,     /* every site jumps to its flag test */
     SPC_SITES_KIND_PATCHED   /* a site of a counter that is off is a no-op */

@@ -1,0 +1,77 @@
+// Storage of the counters kept per communicator (spc.h, "Counters bound to
+// communicators"); the communicator's owner (Open MPI's PML) holds it.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "internal.hpp"
+
+extern "C" {
+
+uint64_t spc_histograms[SPC_NUM_HISTOGRAMS][SPC_HISTOGRAM_BINS];
+
+void spc_histogram_bin_name(int id, int bin, char *name, size_t size)
+{
+    std::snprintf(name, size, "%s_BIN%d", spc_histogram_infos[id].name, bin);
+}
+
+void spc_histogram_bin_description(int id, int bin, char *description, size_t size)
+{
+    if (bin == 0) {
+        std::snprintf(description, size, "%s Bin 0: messages of 0 bytes.", spc_histogram_infos[id].description);
+    } else {
+        std::snprintf(description, size, "%s Bin %d: messages of 2^%d to 2^%d - 1 bytes.",
+                      spc_histogram_infos[id].description, bin, bin - 1, bin);
+    }
+}
+
+struct spc_comm *spc_comm_create(int peers)
+{
+    if (peers < 0) {
+        return nullptr;
+    }
+    // the peer arrays follow the struct in its block, so one free releases all
+    size_t bytes = sizeof(spc_comm) + sizeof(uint64_t) * SPC_NUM_PEER_COUNTERS * static_cast<size_t>(peers);
+    bytes = (bytes + alignof(spc_comm) - 1) / alignof(spc_comm) * alignof(spc_comm);
+    auto *comm = static_cast<spc_comm *>(std::aligned_alloc(alignof(spc_comm), bytes));
+    if (comm != nullptr) {
+        std::memset(static_cast<void *>(comm), 0, bytes);
+        comm->peers = peers;
+        comm->peer = reinterpret_cast<uint64_t *>(comm + 1);
+    }
+    return comm;
+}
+
+void spc_comm_destroy(struct spc_comm *comm) { std::free(comm); }
+
+uint64_t spc_comm_read(const struct spc_comm *comm, int id)
+{
+    if (comm == nullptr || id < 0 || id >= SPC_NUM_COMM_COUNTERS) {
+        return 0;
+    }
+    return __atomic_load_n(&comm->value[id], __ATOMIC_RELAXED);
+}
+
+void spc_comm_read_peers(const struct spc_comm *comm, int id, uint64_t *values)
+{
+    if (comm == nullptr || id < 0 || id >= SPC_NUM_PEER_COUNTERS) {
+        return;
+    }
+    const uint64_t *array = comm->peer + static_cast<size_t>(id) * static_cast<size_t>(comm->peers);
+    for (int rank = 0; rank < comm->peers; ++rank) {
+        values[rank] = __atomic_load_n(&array[rank], __ATOMIC_RELAXED);
+    }
+}
+
+void spc_histogram_read(const struct spc_comm *comm, int id, uint64_t values[SPC_HISTOGRAM_BINS])
+{
+    if (id < 0 || id >= SPC_NUM_HISTOGRAMS) {
+        return;
+    }
+    const uint64_t *bins = comm != nullptr ? comm->histogram[id] : spc_histograms[id];
+    for (int bin = 0; bin < SPC_HISTOGRAM_BINS; ++bin) {
+        values[bin] = __atomic_load_n(&bins[bin], __ATOMIC_RELAXED);
+    }
+}
+
+}  // extern "C"

@@ -1,0 +1,146 @@
+// Counters kept per communicator: the catalogue's SPC_PER_COMM and
+// SPC_PER_PEER rows, their storage, and sites that count into it only while
+// the switch is on.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "spc/spc.h"
+
+namespace {
+
+TEST(CommCounters, RowsNameCatalogueCountersOnce)
+{
+    ASSERT_EQ(SPC_NUM_COMM_COUNTERS, 6);
+    EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_SEND].counter, OMPI_SPC_SEND);
+    EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_OUT_OF_SEQUENCE].counter, OMPI_SPC_OUT_OF_SEQUENCE);
+    std::set<int> counters;
+    for (const spc_comm_counter_info &info : spc_comm_counter_infos) {
+        EXPECT_TRUE(counters.insert(info.counter).second) << info.counter;
+        EXPECT_GT(std::string(info.where).size(), 20u);
+    }
+    EXPECT_EQ(spc_comm_counter_find("bytes_sent_user"), SPC_COMM_BYTES_SENT_USER);
+    EXPECT_EQ(spc_comm_counter_find("OMPI_SPC_RECV"), SPC_COMM_RECV);
+    EXPECT_EQ(spc_comm_counter_find("ISEND"), -1) << "a counter without a row";
+    EXPECT_EQ(spc_comm_counter_find("no such counter"), -1);
+}
+
+// One switched site adding n to a communicator's counter, as Open MPI's are.
+__attribute__((noinline)) void count_on(struct spc_comm *comm, int id, uint64_t n)
+{
+    SPC_SWITCHED(SPC_SWITCH_COMM_COUNTERS, spc_comm_add(comm, id, n));
+}
+
+TEST(CommCounters, CountOnlyWhileSwitchedOnAndOnlyWithStorage)
+{
+    struct spc_comm *a = spc_comm_create(4), *b = spc_comm_create(0);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
+    count_on(a, SPC_COMM_SEND, 1);  // control: off, so nothing
+    EXPECT_EQ(spc_comm_read(a, SPC_COMM_SEND), 0u);
+
+    ASSERT_EQ(spc_switch_on(SPC_SWITCH_COMM_COUNTERS), SPC_SUCCESS);
+    for (int i = 0; i < 7; ++i) {
+        count_on(a, SPC_COMM_SEND, 1);
+    }
+    count_on(b, SPC_COMM_SEND, 3);
+    count_on(a, SPC_COMM_BYTES_SENT_USER, 4000);
+    count_on(nullptr, SPC_COMM_SEND, 1);  // a communicator nobody watches
+    EXPECT_EQ(spc_comm_read(a, SPC_COMM_SEND), 7u);
+    EXPECT_EQ(spc_comm_read(b, SPC_COMM_SEND), 3u);
+    EXPECT_EQ(spc_comm_read(a, SPC_COMM_BYTES_SENT_USER), 4000u);
+    EXPECT_EQ(spc_comm_read(b, SPC_COMM_BYTES_SENT_USER), 0u);
+    EXPECT_EQ(spc_read(OMPI_SPC_SEND), 0u) << "the process-wide counter is not touched";
+
+    ASSERT_EQ(spc_switch_off(SPC_SWITCH_COMM_COUNTERS), SPC_SUCCESS);
+    count_on(a, SPC_COMM_SEND, 1);
+    EXPECT_EQ(spc_comm_read(a, SPC_COMM_SEND), 7u) << "off again";
+    EXPECT_EQ(spc_comm_read(a, SPC_NUM_COMM_COUNTERS), 0u) << "not an id";
+    EXPECT_EQ(spc_comm_read(nullptr, SPC_COMM_SEND), 0u);
+    spc_comm_destroy(a);
+    spc_comm_destroy(b);
+}
+
+// The per-peer case: world rank 0 sends 5 messages of 1000 B to rank 2.
+__attribute__((noinline)) void send_to(struct spc_comm *comm, int rank, uint64_t bytes)
+{
+    SPC_SWITCHED(SPC_SWITCH_COMM_COUNTERS, spc_comm_add_peer(comm, SPC_PEER_MESSAGES_SENT, rank, 1);
+                 spc_comm_add_peer(comm, SPC_PEER_BYTES_SENT, rank, bytes));
+}
+
+TEST(CommCounters, PeerArraysHaveOneElementPerRank)
+{
+    EXPECT_EQ(SPC_NUM_PEER_COUNTERS, 4);
+    EXPECT_STREQ(spc_peer_counter_infos[SPC_PEER_BYTES_RECEIVED].name, "OMPI_SPC_PEER_BYTES_RECEIVED");
+    EXPECT_EQ(spc_peer_counter_infos[SPC_PEER_BYTES_SENT].kind, SPC_KIND_AGGREGATE);
+    EXPECT_EQ(spc_comm_create(-1), nullptr);
+    struct spc_comm *world = spc_comm_create(4);
+    ASSERT_NE(world, nullptr);
+    EXPECT_EQ(world->peers, 4);
+    send_to(world, 2, 1000);  // control: off
+    ASSERT_EQ(spc_switch_on(SPC_SWITCH_COMM_COUNTERS), SPC_SUCCESS);
+    for (int i = 0; i < 5; ++i) {
+        send_to(world, 2, 1000);
+    }
+    send_to(world, 4, 1);   // not a rank: ignored
+    send_to(world, -1, 1);  // MPI_ANY_SOURCE before a match: ignored
+    ASSERT_EQ(spc_switch_off(SPC_SWITCH_COMM_COUNTERS), SPC_SUCCESS);
+    uint64_t values[4];
+    spc_comm_read_peers(world, SPC_PEER_MESSAGES_SENT, values);
+    EXPECT_EQ(std::vector<uint64_t>(values, values + 4), (std::vector<uint64_t>{0, 0, 5, 0}));
+    spc_comm_read_peers(world, SPC_PEER_BYTES_SENT, values);
+    EXPECT_EQ(std::vector<uint64_t>(values, values + 4), (std::vector<uint64_t>{0, 0, 5000, 0}));
+    spc_comm_read_peers(world, SPC_PEER_MESSAGES_RECEIVED, values);
+    EXPECT_EQ(std::vector<uint64_t>(values, values + 4), (std::vector<uint64_t>{0, 0, 0, 0}));
+    spc_comm_destroy(world);
+}
+
+__attribute__((noinline)) void message_of(struct spc_comm *comm, uint64_t bytes)
+{
+    SPC_SWITCHED(SPC_SWITCH_COMM_COUNTERS, spc_histogram_add(comm, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, bytes));
+}
+
+// The case: 0, 1, 2, 3, 4, 1023, 1024 B land in bins 0, 1, 2, 2,
+// 3, 10, 11.
+TEST(CommCounters, HistogramBinsByBitLength)
+{
+    EXPECT_EQ(SPC_HISTOGRAM_BINS, 65);
+    EXPECT_EQ(spc_histogram_bin(0), 0);
+    EXPECT_EQ(spc_histogram_bin(1), 1);
+    EXPECT_EQ(spc_histogram_bin(3), 2);
+    EXPECT_EQ(spc_histogram_bin(1023), 10);
+    EXPECT_EQ(spc_histogram_bin(1024), 11);
+    EXPECT_EQ(spc_histogram_bin(UINT64_MAX), 64);
+    EXPECT_STREQ(spc_histogram_infos[SPC_HISTOGRAM_MESSAGE_SIZES_RECEIVED].name,
+                 "OMPI_SPC_MESSAGE_SIZES_RECEIVED");
+
+    struct spc_comm *a = spc_comm_create(2);
+    ASSERT_NE(a, nullptr);
+    uint64_t before[SPC_HISTOGRAM_BINS], after[SPC_HISTOGRAM_BINS], bins[SPC_HISTOGRAM_BINS];
+    spc_histogram_read(nullptr, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, before);
+    message_of(a, 5);  // control: off
+    ASSERT_EQ(spc_switch_on(SPC_SWITCH_COMM_COUNTERS), SPC_SUCCESS);
+    for (uint64_t bytes : {0, 1, 2, 3, 4, 1023, 1024}) {
+        message_of(a, bytes);
+    }
+    message_of(nullptr, 1024);  // a communicator nobody watches: process-wide only
+    ASSERT_EQ(spc_switch_off(SPC_SWITCH_COMM_COUNTERS), SPC_SUCCESS);
+    spc_histogram_read(a, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, bins);
+    spc_histogram_read(nullptr, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, after);
+    std::vector<uint64_t> expected(SPC_HISTOGRAM_BINS, 0);
+    expected[0] = expected[1] = expected[3] = expected[10] = expected[11] = 1;
+    expected[2] = 2;
+    EXPECT_EQ(std::vector<uint64_t>(bins, bins + SPC_HISTOGRAM_BINS), expected);
+    expected[11] += 1;
+    for (int bin = 0; bin < SPC_HISTOGRAM_BINS; ++bin) {
+        EXPECT_EQ(after[bin] - before[bin], expected[bin]) << "process-wide bin " << bin;
+    }
+    spc_histogram_read(a, SPC_HISTOGRAM_MESSAGE_SIZES_RECEIVED, bins);
+    EXPECT_EQ(std::vector<uint64_t>(bins, bins + SPC_HISTOGRAM_BINS), std::vector<uint64_t>(SPC_HISTOGRAM_BINS, 0));
+    spc_comm_destroy(a);
+}
+
+}  // namespace
