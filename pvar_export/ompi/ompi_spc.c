@@ -21,7 +21,9 @@
 
 #include "ompi/mca/rte/rte.h"
 #include "ompi/mpi/tool/mpit-internal.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "ompi/runtime/ompi_spc.h"
+#include "ompi/runtime/ompi_spc_events.h"
 #include "ompi/runtime/params.h"
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var_group.h"
@@ -462,6 +464,7 @@ void ompi_spc_init(void)
     spc_papi_register();
 #endif
     apply_timer_sampling();
+    ompi_spc_events_mpi_init(ompi_mpi_thread_multiple);
     register_pvars();
     spc_running = true;
     apply_live();
@@ -475,6 +478,7 @@ void ompi_spc_fini(void)
     if (!spc_running) {
         return;
     }
+    ompi_spc_events_mpi_finalize();
     /* the live segment's final values are the report's: taken before its traffic */
     spc_live_finalize(ompi_mpi_spc_live_keep);
     if (ompi_mpi_spc_dump_enabled) {
