@@ -95,7 +95,8 @@ if [ "$variant" != upstream ]; then
     # What the installed core and the patched tree are made of (not tests).
     ours=(meson.build meson_options.txt spc/meson.build spc/include spc/src pvar_export/meson.build
           pvar_export/ompi pvar_export/papi ompi_patches/series
-          tools/meson.build tools/spc-env tools/spc-check-binary tools/missing_bindings.c tools/examples)
+          tools/meson.build tools/spc-env tools/spc-check-binary tools/missing_bindings.c tools/examples
+          tools/events/spc_event_logger.c)
     while read -r patch_name; do
         ours+=("ompi_patches/$patch_name")
     done < <(grep -v '^\s*\(#\|$\)' "$repo/ompi_patches/series")
@@ -195,6 +196,13 @@ progress make make -j"$jobs"
 grep -c '^ *CC\(LD\)\? ' "$log" >"$cache/logs/objects-$variant" || true
 say "make install"
 progress install make install
+
+if [ "$variant" != upstream ]; then
+    # The MPI_T event logger needs this build's mpi.h (its MPI_T_event_*).
+    say "the event logger: $prefix/lib/libspc-event-logger.so"
+    logged "$prefix/bin/mpicc" -O2 -g -fPIC -shared -Wall -Wextra -Werror \
+        "$repo/tools/events/spc_event_logger.c" -o "$prefix/lib/libspc-event-logger.so" -lpthread
+fi
 
 cat >"$prefix/build-info.json" <<INFO
 {"variant": "$variant", "content_hash": "$hash", "openmpi": "$package_version",
