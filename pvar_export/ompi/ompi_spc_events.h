@@ -62,7 +62,19 @@ enum { OMPI_SPC_EVENT_SEND = 0, OMPI_SPC_EVENT_RECEIVE = 1 };  /* direction */
       "queue: request identifies it until unexpected_remove.")                                 \
     X(UNEXPECTED_REMOVE, unexpected_remove, MPI_T_VERBOSITY_TUNER_DETAIL,                       \
       "A receive or matched probe took the message out of the unexpected-message queue "       \
-      "(fields as in unexpected_insert).")
+      "(fields as in unexpected_insert).")                                                                             \
+    X(SEARCH_POSTED_BEGIN, search_posted_begin, MPI_T_VERBOSITY_TUNER_DETAIL,                   \
+      "Matching an arrived message against the posted receives begins (fields as in "          \
+      "message_arrived).")                                                                      \
+    X(SEARCH_POSTED_END, search_posted_end, MPI_T_VERBOSITY_TUNER_DETAIL,                       \
+      "Matching an arrived message against the posted receives ended: request is the receive " \
+      "it matched, 0 if none (then it becomes unexpected).")                                   \
+    X(SEARCH_UNEXPECTED_BEGIN, search_unexpected_begin, MPI_T_VERBOSITY_TUNER_DETAIL,           \
+      "A receive or probe begins searching the unexpected-message queue (fields as in "        \
+      "posted_insert).")                                                                        \
+    X(SEARCH_UNEXPECTED_END, search_unexpected_end, MPI_T_VERBOSITY_TUNER_DETAIL,               \
+      "The search of the unexpected-message queue ended (fields as in posted_insert; an "      \
+      "unexpected_remove follows when it found a message for a receive).")
 
 enum ompi_spc_event_id {
 #define OMPI_SPC_EVENT_ID_(id, name, verbosity, description) OMPI_SPC_EVENT_##id,

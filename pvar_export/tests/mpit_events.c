@@ -8,7 +8,9 @@
  *   restricted  callbacks at MPI_T_CB_REQUIRE_MPI_RESTRICTED, the level ob1
  *               raises at: each called at once, K inserts and K removes
  *               before MPI_Finalize, tags 100..124, each remove at or after
- *               its insert and naming the same queue entry;
+ *               its insert and naming the same queue entry; K posted-queue
+ *               searches (one per arrival) and K + 1 unexpected-queue ones
+ *               (the probe and each receive);
  *   async       only at ASYNC_SIGNAL_SAFE: valid everywhere, called at once
  *               (told MPI_RESTRICTED, the level of the place it runs at);
  *   none        only at NONE: no callback may run where ob1 raises, so all
@@ -35,6 +37,20 @@ struct seen {
 };
 
 static struct seen inserted, removed;
+/* Searches on A seen by rank 1 (restricted mode): begins and ends of the
+ * posted-queue and the unexpected-queue searches. */
+enum { POSTED_BEGIN, POSTED_END, UNEXPECTED_BEGIN, UNEXPECTED_END, NUM_SEARCH_EVENTS };
+static const char *const search_events[NUM_SEARCH_EVENTS] = {
+    "ompi_pml_ob1_search_posted_begin", "ompi_pml_ob1_search_posted_end",
+    "ompi_pml_ob1_search_unexpected_begin", "ompi_pml_ob1_search_unexpected_end"};
+static int searches[NUM_SEARCH_EVENTS];
+
+static void count_search(MPI_T_event_instance instance, MPI_T_event_registration registration,
+                         MPI_T_cb_safety safety, void *user_data)
+{
+    (void)instance, (void)registration, (void)safety;
+    ++*(int *)user_data;
+}
 static int tag_element = -1, request_element = -1;
 
 static void record(MPI_T_event_instance instance, MPI_T_event_registration registration,
@@ -87,7 +103,7 @@ static void check_rules(int insert, MPI_Comm comm)
 {
     int num = -1;
     MPI_OK(MPI_T_event_get_num(&num));
-    CHECK(num == 7, "MPI_T_event_get_num: %d events, ob1 raises 7", num);
+    CHECK(num == 11, "MPI_T_event_get_num: %d events, ob1 raises 11", num);
     int index = -7;
     CHECK(MPI_T_event_get_index("nope", &index) == MPI_T_ERR_INVALID_NAME, "get_index of an unknown name");
     CHECK(index == -7, "a failed get_index leaves its output alone");
@@ -200,6 +216,11 @@ int main(int argc, char **argv)
         MPI_OK(MPI_T_event_register_callback(on_remove, level, MPI_INFO_NULL, &removed, record));
         MPI_OK(MPI_T_event_set_dropped_handler(on_insert, count_dropped));
         MPI_OK(MPI_T_event_set_dropped_handler(on_remove, count_dropped));
+        for (int e = 0; e < NUM_SEARCH_EVENTS && level == MPI_T_CB_REQUIRE_MPI_RESTRICTED; ++e) {
+            MPI_T_event_registration r;
+            MPI_OK(MPI_T_event_handle_alloc(event_index(search_events[e]), &a, MPI_INFO_NULL, &r));
+            MPI_OK(MPI_T_event_register_callback(r, level, MPI_INFO_NULL, &searches[e], count_search));
+        }
     }
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     int payload = -1;
@@ -218,6 +239,14 @@ int main(int argc, char **argv)
                   "no NONE-level callback runs inside ob1 (%d, %d)", inserted.count, removed.count);
         } else {
             check_delivered(mode, level);
+        }
+        if (level == MPI_T_CB_REQUIRE_MPI_RESTRICTED) {
+            /* each of the K arrivals searches the posted receives once; the
+             * probe and the K receives each search the unexpected messages */
+            CHECK(searches[POSTED_BEGIN] == K && searches[POSTED_END] == K, "posted-queue searches %d/%d",
+                  searches[POSTED_BEGIN], searches[POSTED_END]);
+            CHECK(searches[UNEXPECTED_BEGIN] == K + 1 && searches[UNEXPECTED_END] == K + 1,
+                  "unexpected-queue searches %d/%d", searches[UNEXPECTED_BEGIN], searches[UNEXPECTED_END]);
         }
     }
     /* A stays: freeing it would end its registrations before MPI_Finalize

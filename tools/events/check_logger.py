@@ -6,7 +6,8 @@ usage: check_logger.py MPIRUN LOGGER PAIRWISE PLOT_SCRIPT SCRATCH TRANSPORT
 With 4 thread pairs per rank, the logger's per-rank queue profile counts as
 many unexpected messages as the UNEXPECTED counter and as many
 out-of-sequence holds as OUT_OF_SEQUENCE, both read through MPI_T in the
-same run; its CSV has one row per recorded event, none dropped; pairwise's
+same run; every arrival searched the posted receives once and every search
+ended, as its search profile counts; its CSV has one row per recorded event, none dropped; pairwise's
 own checks still pass (the application's results are unchanged); the plot
 script draws both figures.  Then misuse: an unknown name in SPC_EVENTS is
 named once, and an unwritable folder gives one message while the job still
@@ -71,6 +72,15 @@ def main():
             removes = sum(r["event"] == "unexpected_remove" for r in rows)
             check(str(inserts) == p.get("unexpected.messages") and inserts == removes,
                   f"rank {rank}: {inserts} unexpected inserts and {removes} removes in the CSV")
+            count = {name: sum(r["event"] == name for r in rows) for name in
+                     ("message_arrived", "search_posted_begin", "search_posted_end",
+                      "search_unexpected_begin", "search_unexpected_end")}
+            check(count["message_arrived"] == count["search_posted_begin"] == count["search_posted_end"]
+                  == int(p["search_posted.searches"]),
+                  f"rank {rank}: each arrival searched the posted queue once: {count}")
+            check(count["search_unexpected_begin"] == count["search_unexpected_end"]
+                  == int(p["search_unexpected.searches"]),
+                  f"rank {rank}: every unexpected-queue search ended: {count}")
         print(f"out-of-sequence messages over both ranks: {oos_total}")
         figures = subprocess.run(["/usr/bin/python3", plot, out, "--out", work], capture_output=True, text=True)
         check(figures.returncode == 0 and all(os.path.getsize(os.path.join(work, name)) > 0

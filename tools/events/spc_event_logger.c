@@ -7,7 +7,8 @@
  * writes per rank:
  *   DIR/spc-events.RANK.csv      one row per event, timestamps in seconds
  *   DIR/spc-events.RANK.profile  queue profiles: messages queued, the longest
- *                                queue, time in queue (total, mean, min, max),
+ *                                queue, time in queue (total, mean, min, max);
+ *                                search profiles: searches, time per search;
  *                                and the UNEXPECTED and OUT_OF_SEQUENCE
  *                                counters read through MPI_T over the same run
  * Environment: SPC_EVENTS (names, with or without ompi_pml_ob1_, comma
@@ -40,6 +41,12 @@ static const struct {
                               {"posted_insert", "posted_remove"},
                               {"oos_hold", "oos_release"}};
 
+/* The searches a begin/end pair of events describes; a thread raises the
+ * two back to back, so each source pairs its own. */
+enum search { POSTED_SEARCH, UNEXPECTED_SEARCH, NUM_SEARCHES };
+static const char *const search_names[NUM_SEARCHES] = {"search_posted", "search_unexpected"};
+#define MAX_SOURCES 1024
+
 /* The elements a row holds, looked up by name in each event's enumeration. */
 enum element { COMM_ID, SOURCE, DEST, TAG, SEQUENCE, SIZE, REQUEST, NUM_ELEMENTS };
 static const char *const element_names[NUM_ELEMENTS] = {"comm_id", "source", "dest", "tag",
@@ -49,6 +56,7 @@ struct event_type {
     char name[96];
     int index, chosen;
     int queue, inserts;  /* queue is -1 if the event is no queue's */
+    int search, begins;  /* search is -1 if the event is no search's */
     int element[NUM_ELEMENTS];
 };
 
@@ -77,6 +85,8 @@ static struct {
     unsigned long long recorded, dropped;
     struct waiting *waiting[4096];
     struct queue_profile queues[NUM_QUEUES];
+    struct queue_profile searches[NUM_SEARCHES];  /* messages: searches; removed: ended */
+    MPI_Count search_began[NUM_SEARCHES][MAX_SOURCES];
     struct {
         MPI_Comm comm;
         MPI_T_event_registration registrations[MAX_EVENTS];
@@ -139,6 +149,23 @@ static void account(const struct event_type *type, uint64_t request, MPI_Count t
     }
 }
 
+static void time_search(const struct event_type *type, int source, MPI_Count ticks)
+{
+    if (type->search < 0 || source < 0 || source >= MAX_SOURCES) {
+        return;
+    }
+    struct queue_profile *p = &logger.searches[type->search];
+    if (type->begins) {
+        logger.search_began[type->search][source] = ticks;
+        ++p->messages;
+        return;
+    }
+    const double seconds = (double)(ticks - logger.search_began[type->search][source]) / logger.ticks_per_second;
+    p->total += seconds;
+    p->min = 0 == p->removed++ || seconds < p->min ? seconds : p->min;
+    p->max = seconds > p->max ? seconds : p->max;
+}
+
 static void write_row(const struct event_type *type, const long long values[NUM_ELEMENTS], MPI_Count ticks)
 {
     if (NULL == logger.csv || logger.write_failed) {
@@ -174,18 +201,19 @@ static void on_event(MPI_T_event_instance instance, MPI_T_event_registration reg
                     : e == COMM_ID || e == SEQUENCE ? (long long)(uint32_t)value.i32 : value.i32;
     }
     MPI_Count ticks = 0;
+    int source = -1;
     MPI_T_event_get_timestamp(instance, &ticks);
+    MPI_T_event_get_source(instance, &source);
     pthread_mutex_lock(&logger.lock);
     if (0 == logger.ticks_per_second) {  /* sources exist once events are raised */
-        int source = 0;
         MPI_Count ticks_per_second = 0;
-        MPI_T_event_get_source(instance, &source);
         MPI_T_source_get_info(source, NULL, NULL, NULL, NULL, NULL, &ticks_per_second, NULL, NULL);
         logger.ticks_per_second = ticks_per_second > 0 ? (double)ticks_per_second : 1;
     }
     ++logger.recorded;
     write_row(type, values, ticks);
     account(type, (uint64_t)values[REQUEST], ticks);
+    time_search(type, source, ticks);
     pthread_mutex_unlock(&logger.lock);
 }
 
@@ -263,7 +291,15 @@ static void describe_events(void)
         for (int e = 0; e < NUM_ELEMENTS; ++e) {
             type->element[e] = element_index(t, names, num_elements, element_names[e]);
         }
-        type->queue = -1;
+        type->queue = type->search = -1;
+        for (int k = 0; k < NUM_SEARCHES; ++k) {
+            const size_t length_k = strlen(search_names[k]);
+            const char *short_name = type->name + strlen(PREFIX);
+            if (0 == strncmp(short_name, search_names[k], length_k) && '_' == short_name[length_k]) {
+                type->search = k;
+                type->begins = 0 == strcmp(short_name + length_k, "_begin");
+            }
+        }
         for (int q = 0; q < NUM_QUEUES; ++q) {
             const char *short_name = type->name + strlen(PREFIX);
             if (0 == strcmp(short_name, queue_events[q].insert) || 0 == strcmp(short_name, queue_events[q].remove)) {
@@ -409,6 +445,13 @@ static void write_profile(void)
                 queue_names[q], p->messages, queue_names[q], p->longest, queue_names[q], p->total,
                 queue_names[q], p->removed ? p->total / (double)p->removed : 0.0, queue_names[q], p->min,
                 queue_names[q], p->max);
+    }
+    for (int k = 0; k < NUM_SEARCHES; ++k) {
+        const struct queue_profile *p = &logger.searches[k];
+        fprintf(f, "%s.searches %llu\n%s.seconds_total %.9f\n%s.seconds_mean %.9f\n%s.seconds_min %.9f\n"
+                   "%s.seconds_max %.9f\n",
+                search_names[k], p->messages, search_names[k], p->total, search_names[k],
+                p->removed ? p->total / (double)p->removed : 0.0, search_names[k], p->min, search_names[k], p->max);
     }
     if (logger.have_counters) {
         fprintf(f, "mpit.UNEXPECTED %llu\nmpit.OUT_OF_SEQUENCE %llu\n", unexpected, out_of_sequence);
