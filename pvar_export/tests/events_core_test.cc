@@ -302,7 +302,11 @@ TEST_F(Events, ThreadsRaiseWhileRegistrationsChange)
         spc_ev_registration *r;
         ASSERT_EQ(SPC_EV_OK, spc_ev_alloc(0, &object_a, &r));
         ASSERT_EQ(SPC_EV_OK, spc_ev_register(r, SPC_EV_ASYNC_SIGNAL_SAFE, count_event, &c));
-        std::this_thread::yield();
+        // free it only once raises reach it: on a busy machine the raisers
+        // may not have run yet, and a free that meets no raise tests nothing
+        while (c.events.load() == 0) {
+            std::this_thread::yield();
+        }
         ASSERT_EQ(SPC_EV_OK, spc_ev_free(r, &c, [](spc_ev_registration *, int, void *u) {
             static_cast<Counted *>(u)->freed = true;
         }));
@@ -317,7 +321,7 @@ TEST_F(Events, ThreadsRaiseWhileRegistrationsChange)
     for (Counted &c : churned) {
         churned_events += c.events.load();
     }
-    EXPECT_GT(churned_events, 0);  // the churn met raises in flight
+    EXPECT_GE(churned_events, static_cast<long>(churned.size()));  // every free met raises in flight
     for (Counted &c : churned) {
         EXPECT_EQ(0, c.after_free.load());
     }
