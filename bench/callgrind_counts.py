@@ -19,13 +19,14 @@ FUNCTIONS = {"send": "PMPI_Send", "match": "mca_pml_ob1_recv_frag_callback_match
 RANKS = (0, 1)
 
 
-def inclusive_instructions(callgrind_file):
-    """{"send": n, "match": n}: FUNCTIONS' inclusive instructions in one file."""
+def inclusive_instructions(callgrind_file, functions=None):
+    """{"send": n, "match": n}: FUNCTIONS' (or functions') inclusive
+    instructions in one file."""
     text = subprocess.run(["callgrind_annotate", "--inclusive=yes", callgrind_file],
                           check=True, capture_output=True, text=True).stdout
     found = {}
     for line in text.splitlines():
-        for key, function in FUNCTIONS.items():
+        for key, function in (functions or FUNCTIONS).items():
             if re.search(r"[ :]" + re.escape(function) + r"( |$)", line) and key not in found:
                 found[key] = int(line.split()[0].replace(",", ""))
     return found

@@ -10,12 +10,14 @@ usage: event_cost.py OUT_DIR [--messages N]"""
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
 import study  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import callgrind_counts  # noqa: E402
 
 # Where events are raised, and none inside another (a nested --toggle-collect
 # would switch collection off): the send, a receive's start (posted queue,
@@ -26,14 +28,7 @@ FUNCTIONS = {"send": "PMPI_Send", "start": "mca_pml_ob1_recv_req_start",
 
 
 def inclusive(path):
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", path], check=True, capture_output=True,
-                          text=True).stdout
-    found = {}
-    for line in text.splitlines():
-        for key, function in FUNCTIONS.items():
-            if re.search(r"[ :]" + re.escape(function) + r"( |$)", line) and key not in found:
-                found[key] = int(line.split()[0].replace(",", ""))
-    return found
+    return callgrind_counts.inclusive_instructions(path, FUNCTIONS)
 
 
 def main():
