@@ -228,6 +228,22 @@ static int traffic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, vo
     return OPAL_SUCCESS;
 }
 
+/* A started bound handle holds the communicator counters' switch, and for
+ * a timer (MATCH_TIME) also its process-wide counter: the per-communicator
+ * value is the time of the intervals that counter's sites take. */
+static int comm_reference(int id, bool on)
+{
+    const int counter = id < FIRST_PEER ? spc_comm_counter_infos[id].counter : -1;
+    const bool timer = counter >= 0 && SPC_KIND_TIMER == spc_counter_infos[counter].kind;
+    if (SPC_SUCCESS != (on ? spc_switch_on : spc_switch_off)(SPC_SWITCH_COMM_COUNTERS)) {
+        return OPAL_ERROR;
+    }
+    if (timer && SPC_SUCCESS != (on ? spc_counter_enable : spc_counter_disable)(counter)) {
+        return OPAL_ERROR;
+    }
+    return OPAL_SUCCESS;
+}
+
 /* A handle is bound to a communicator for its life: BIND creates the
  * storage (kept until the communicator is freed) and gives the count
  * (mca_base_pvar_handle_alloc sizes the handle's values by it,
@@ -264,12 +280,12 @@ static int traffic_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event
         if (&freed_comm == obj_handle) {
             return OPAL_ERR_NOT_BOUND;
         }
-        return SPC_SUCCESS == spc_switch_on(SPC_SWITCH_COMM_COUNTERS) ? OPAL_SUCCESS : OPAL_ERROR;
+        return comm_reference(id, true);
     case MCA_BASE_PVAR_HANDLE_STOP:
         if (&freed_comm == obj_handle) {
             return OPAL_SUCCESS;  /* ompi_spc_comm_freed gave its reference back */
         }
-        return SPC_SUCCESS == spc_switch_off(SPC_SWITCH_COMM_COUNTERS) ? OPAL_SUCCESS : OPAL_ERROR;
+        return comm_reference(id, false);
     default:
         return OPAL_SUCCESS;
     }
@@ -294,7 +310,7 @@ void ompi_spc_comm_freed(struct ompi_communicator_t *comm)
                 (mca_base_pvar_handle_t *)((char *)item - offsetof(mca_base_pvar_handle_t, list2));
             if (handle->obj_handle == (void *)comm) {
                 if (handle->started) {
-                    spc_switch_off(SPC_SWITCH_COMM_COUNTERS);
+                    (void)comm_reference(id, false);
                 }
                 handle->obj_handle = &freed_comm;
             }

@@ -14,6 +14,7 @@
  * bound to, indexed by the ranks there.  Histograms: rank 0 sends 0, 1, 2,
  * 3, 4, 1023 and 1024 B to rank 1 on A: bins 0, 1, 2, 2, 3, 10, 11 hold 1,
  * 1, 2, 1, 1, 1 on both sides, process-wide and bound to A; B's stay 0.
+ * MATCH_TIME bound to A grows with matches on A only (check_match_time).
  */
 #include "mpit_util.h"
 
@@ -108,6 +109,33 @@ static void check_unexpected(void)
             MPI_OK(MPI_Send(&tag, 1, MPI_INT, 1, tag, comm_a));
         }
     }
+    MPI_OK(MPI_T_pvar_session_free(&session));
+}
+
+/* MATCH_TIME bound to A and B while rank 0 sends MATCHED messages to rank 1
+ * on A: rank 1's A grows (the time to match them) and stays within the
+ * process-wide MATCH_TIME's growth (the same intervals, each rounded down
+ * to microseconds once); B, with no traffic, and every other rank, which
+ * matches nothing on A, read 0.  With only the bound handles started,
+ * MATCH_TIME's sites are on for them. */
+enum { MATCHED = 2000 };
+static void check_match_time(void)
+{
+    MPI_T_pvar_session session;
+    MPI_OK(MPI_T_pvar_session_create(&session));
+    MPI_T_pvar_handle on_a = started_comm_handle(session, "MATCH_TIME", comm_a);
+    MPI_T_pvar_handle on_b = started_comm_handle(session, "MATCH_TIME", comm_b);
+    MPI_T_pvar_handle unbound = started_handle(session, "MATCH_TIME");
+    traffic(comm_a, MATCHED);
+    const unsigned long long a = read_handle(session, on_a), b = read_handle(session, on_b);
+    const unsigned long long all = read_handle(session, unbound);
+    if (test_rank == 1) {
+        CHECK(a > 0, "MATCH_TIME bound to A after %d matches: %llu us", MATCHED, a);
+        CHECK(a <= all + 1, "A's MATCH_TIME %llu us within the process-wide %llu us", a, all);
+    } else {
+        CHECK_EQ_U64(a, 0, "MATCH_TIME bound to A on a rank that matched nothing on A");
+    }
+    CHECK_EQ_U64(b, 0, "MATCH_TIME bound to B, which carried nothing");
     MPI_OK(MPI_T_pvar_session_free(&session));
 }
 
@@ -347,6 +375,8 @@ int main(int argc, char **argv)
     check_peers();
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     check_histograms();
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    check_match_time();
 
     MPI_OK(MPI_Comm_free(&comm_a));
     MPI_OK(MPI_Comm_free(&comm_b));

@@ -13,8 +13,9 @@ namespace {
 
 TEST(CommCounters, RowsNameCatalogueCountersOnce)
 {
-    ASSERT_EQ(SPC_NUM_COMM_COUNTERS, 6);
+    ASSERT_EQ(SPC_NUM_COMM_COUNTERS, 7);
     EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_SEND].counter, OMPI_SPC_SEND);
+    EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_MATCH_TIME].counter, OMPI_SPC_MATCH_TIME);
     EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_OUT_OF_SEQUENCE].counter, OMPI_SPC_OUT_OF_SEQUENCE);
     std::set<int> counters;
     for (const spc_comm_counter_info &info : spc_comm_counter_infos) {
@@ -25,6 +26,43 @@ TEST(CommCounters, RowsNameCatalogueCountersOnce)
     EXPECT_EQ(spc_comm_counter_find("OMPI_SPC_RECV"), SPC_COMM_RECV);
     EXPECT_EQ(spc_comm_counter_find("ISEND"), -1) << "a counter without a row";
     EXPECT_EQ(spc_comm_counter_find("no such counter"), -1);
+}
+
+// A match timed into a communicator, as ob1's are (patch 0046).
+__attribute__((noinline)) void timed_match(struct spc_comm *comm, int timed)
+{
+    spc_timer_t timer = {0, 0};
+    SPC_TIMER_START(timed, &timer);
+    SPC_TIMER_STOP_COMM(&timer, OMPI_SPC_MATCH_TIME, comm, SPC_COMM_MATCH_TIME);
+}
+
+TEST(CommCounters, MatchTimeGoesToTheCommunicatorOnlyWhileBothAreOn)
+{
+    struct spc_comm *comm = spc_comm_create(2);
+    ASSERT_NE(comm, nullptr);
+    timed_match(comm, OMPI_SPC_MATCH_TIME);
+    EXPECT_EQ(spc_comm_read(comm, SPC_COMM_MATCH_TIME), 0u) << "timers off";
+    ASSERT_EQ(spc_counter_enable(OMPI_SPC_MATCH_TIME), SPC_SUCCESS);
+    const uint64_t global_before = spc_read_raw(OMPI_SPC_MATCH_TIME);
+    timed_match(comm, OMPI_SPC_MATCH_TIME);
+    EXPECT_EQ(spc_comm_read(comm, SPC_COMM_MATCH_TIME), 0u) << "communicator counters off";
+    ASSERT_EQ(spc_switch_on(SPC_SWITCH_COMM_COUNTERS), SPC_SUCCESS);
+    const uint64_t timed_before = spc_read_raw(OMPI_SPC_MATCH_TIME);
+    for (int i = 0; i < 100; ++i) {
+        timed_match(comm, OMPI_SPC_MATCH_TIME);
+    }
+    const uint64_t in_comm = spc_comm_read(comm, SPC_COMM_MATCH_TIME);
+    EXPECT_GT(in_comm, 0u);
+    EXPECT_EQ(in_comm, spc_read_raw(OMPI_SPC_MATCH_TIME) - timed_before)
+        << "the communicator gets exactly the intervals the process-wide timer got";
+    EXPECT_GT(timed_before, global_before);
+    ASSERT_EQ(spc_counter_enable(OMPI_SPC_OOS_MATCH_TIME), SPC_SUCCESS);
+    timed_match(comm, OMPI_SPC_OOS_MATCH_TIME);
+    EXPECT_EQ(spc_comm_read(comm, SPC_COMM_MATCH_TIME), in_comm) << "another timer's interval";
+    spc_counter_disable(OMPI_SPC_OOS_MATCH_TIME);
+    spc_switch_off(SPC_SWITCH_COMM_COUNTERS);
+    spc_counter_disable(OMPI_SPC_MATCH_TIME);
+    spc_comm_destroy(comm);
 }
 
 // One switched site adding n to a communicator's counter, as Open MPI's are.

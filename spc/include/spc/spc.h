@@ -6,6 +6,7 @@
  *   SPC_USER_OR_MPI(tag, n, u, m)     add n to u if tag >= 0, else to m
  *   SPC_TIMER_START(id, &timer)       start timing into a TIMER counter
  *   SPC_TIMER_STOP(&timer)            stop, adding the elapsed ticks to it
+ *   SPC_TIMER_STOP_COMM(&timer, ...)  the same, and to a communicator's counter
  *   SPC_LEVEL_ADD(id, delta)          move a LEVEL up or down
  *   SPC_SWITCHED(key, code)           run code while switch key is on
  * Compiled out (SPC_ENABLE 0) each is ((void)0) and evaluates nothing;
@@ -542,6 +543,22 @@ static inline void spc_timer_stop_(spc_timer_t *timer)
     }
 }
 
+/* SPC_TIMER_STOP that also adds the interval to counter comm_id of a
+ * communicator's storage (NULL: none) when the timer timed counter timed_id
+ * and communicator counters are on. */
+static inline void spc_timer_stop_comm_(spc_timer_t *timer, int timed_id, struct spc_comm *comm, int comm_id)
+{
+    if (SPC_UNLIKELY(timer->start != 0)) {
+        const uint64_t elapsed = SPC_TIMER_CLOCK_() - timer->start;
+        spc_add_(timer->id, elapsed);
+        if (timer->id == timed_id &&
+            __atomic_load_n(&spc_switch_flags[SPC_SWITCH_COMM_COUNTERS], __ATOMIC_RELAXED)) {
+            spc_comm_add(comm, comm_id, elapsed);
+        }
+        timer->start = 0;
+    }
+}
+
 static inline void spc_raise_(int64_t *high, int64_t now)
 {
     int64_t seen = __atomic_load_n(high, __ATOMIC_RELAXED);
@@ -626,6 +643,10 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
     } while (0)
 #define SPC_TIMER_STOP(timer) \
     SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, spc_timer_stop_(timer))
+/* The same stop, also adding to a communicator's counter comm_id the
+ * intervals of timed_id (storage is evaluated only while timers are on). */
+#define SPC_TIMER_STOP_COMM(timer, timed_id, storage, comm_id) \
+    SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, spc_timer_stop_comm_((timer), (timed_id), (storage), (comm_id)))
 #define SPC_LEVEL_ADD(id, delta) spc_level_add_((id), (int64_t)(delta))
 /* code (statements, run only while switch key, a constant, is on) behind
  * one site. */
@@ -639,6 +660,7 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 #define SPC_USER_OR_MPI(tag, n, user_id, mpi_id) ((void)0)
 #define SPC_TIMER_START(id, timer) ((void)0)
 #define SPC_TIMER_STOP(timer) ((void)0)
+#define SPC_TIMER_STOP_COMM(timer, timed_id, storage, comm_id) ((void)0)
 #define SPC_LEVEL_ADD(id, delta) ((void)0)
 #define SPC_SWITCHED(key, code) ((void)0)
 
