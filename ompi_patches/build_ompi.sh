@@ -96,7 +96,7 @@ if [ "$variant" != upstream ]; then
     ours=(meson.build meson_options.txt spc/meson.build spc/include spc/src pvar_export/meson.build
           pvar_export/ompi pvar_export/papi ompi_patches/series
           tools/meson.build tools/spc-env tools/spc-check-binary tools/missing_bindings.c tools/examples
-          tools/events/spc_event_logger.c)
+          tools/events/spc_event_logger.c pvar_export/client)
     while read -r patch_name; do
         ours+=("ompi_patches/$patch_name")
     done < <(grep -v '^\s*\(#\|$\)' "$repo/ompi_patches/series")
@@ -201,7 +201,7 @@ if [ "$variant" != upstream ]; then
     # The MPI_T event logger needs this build's mpi.h (its MPI_T_event_*).
     say "the event logger: $prefix/lib/libspc-event-logger.so"
     logged "$prefix/bin/mpicc" -O2 -g -fPIC -shared -Wall -Wextra -Werror \
-        "$repo/tools/events/spc_event_logger.c" -o "$prefix/lib/libspc-event-logger.so" -lpthread
+        -I"$repo/spc/include" -I"$repo/pvar_export/client" "$repo/tools/events/spc_event_logger.c" -o "$prefix/lib/libspc-event-logger.so" -lpthread
 fi
 
 cat >"$prefix/build-info.json" <<INFO

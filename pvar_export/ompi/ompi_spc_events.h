@@ -14,6 +14,7 @@
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/runtime/ompi_spc_event_core.h"
+#include "spc/names.h"
 #include "spc/spc.h"
 
 /* The elements every event carries, in order (a tool reads their names,
@@ -83,7 +84,7 @@ enum ompi_spc_event_id {
     OMPI_SPC_NUM_EVENTS
 };
 
-#define OMPI_SPC_EVENT_PREFIX "ompi_pml_ob1_"
+#define OMPI_SPC_EVENT_PREFIX SPC_EVENT_PREFIX
 
 /* The data of an event, raised inside its site: the communicator's context
  * id, ranks in it, and whatever ties an insert to its removal. */

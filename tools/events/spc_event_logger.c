@@ -28,7 +28,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define PREFIX "ompi_pml_ob1_"
+#include "spc/names.h"
+#include "spc_mpit_client.h"
+
+#define PREFIX SPC_EVENT_PREFIX
 #define MAX_EVENTS 32
 #define MAX_COMMS 4096
 
@@ -228,9 +231,8 @@ static void on_dropped(MPI_Count count, MPI_T_event_registration registration, i
 
 /* ---- set-up ------------------------------------------------------------------------ */
 
-static int element_index(int event, MPI_T_enum names, int num_elements, const char *name)
+static int element_index(MPI_T_enum names, int num_elements, const char *name)
 {
-    (void)event;
     for (int i = 0; i < num_elements; ++i) {
         char item[64];
         int value, length = sizeof item;
@@ -289,7 +291,7 @@ static void describe_events(void)
         }
         type->index = t;
         for (int e = 0; e < NUM_ELEMENTS; ++e) {
-            type->element[e] = element_index(t, names, num_elements, element_names[e]);
+            type->element[e] = element_index(names, num_elements, element_names[e]);
         }
         type->queue = type->search = -1;
         for (int k = 0; k < NUM_SEARCHES; ++k) {
@@ -332,27 +334,11 @@ static void open_output(void)
     fputs("seconds,event,comm_id,source,dest,tag,sequence,size,request\n", logger.csv);
 }
 
-static int pvar_index(const char *name)
-{
-    int num = 0;
-    MPI_T_pvar_get_num(&num);
-    for (int i = 0; i < num; ++i) {
-        char found[256];
-        int length = sizeof found, verbosity, var_class, bind, readonly, continuous, atomic;
-        MPI_Datatype datatype;
-        MPI_T_enum enumtype;
-        if (MPI_SUCCESS == MPI_T_pvar_get_info(i, found, &length, &verbosity, &var_class, &datatype, &enumtype,
-                                               NULL, NULL, &bind, &readonly, &continuous, &atomic) &&
-            0 == strcmp(found, name)) {
-            return i;
-        }
-    }
-    return -1;
-}
-
+/* A started handle on the process-wide variable of counter name (without
+ * OMPI_SPC_), found as every client of ours finds it. */
 static int started(const char *name, MPI_T_pvar_handle *handle)
 {
-    int index = pvar_index(name), count;
+    int index = spc_pvar_find(name), count;
     return index >= 0 && MPI_SUCCESS == MPI_T_pvar_handle_alloc(logger.session, index, NULL, handle, &count) &&
            MPI_SUCCESS == MPI_T_pvar_start(logger.session, *handle);
 }
@@ -415,8 +401,8 @@ static void start(void)
     choose(getenv("SPC_EVENTS"));
     open_output();
     logger.have_counters = MPI_SUCCESS == MPI_T_pvar_session_create(&logger.session) &&
-                           started("runtime_spc_OMPI_SPC_UNEXPECTED", &logger.unexpected) &&
-                           started("runtime_spc_OMPI_SPC_OUT_OF_SEQUENCE", &logger.out_of_sequence);
+                           started("UNEXPECTED", &logger.unexpected) &&
+                           started("OUT_OF_SEQUENCE", &logger.out_of_sequence);
     logger.on = 1;
     watch(MPI_COMM_WORLD);
 }

@@ -1,5 +1,5 @@
 /* The names a counter goes by outside C, written once: its catalogue name,
- * its MPI_T performance variable and its PAPI event.  Standalone (no other
+ * its MPI_T performance variable and its PAPI event; and ob1's MPI_T events.  Standalone (no other
  * include), so that programs built against any Open MPI can use it. */
 #ifndef SPC_NAMES_H
 #define SPC_NAMES_H
@@ -17,5 +17,7 @@
 /* Its PAPI software-defined event: sde:::ompi_spc::OMPI_SPC_SEND. */
 #define SPC_PAPI_LIBRARY "ompi_spc"
 #define SPC_PAPI_EVENT_PREFIX "sde:::" SPC_PAPI_LIBRARY "::"
+/* ob1's MPI_T events: ompi_pml_ob1_unexpected_insert. */
+#define SPC_EVENT_PREFIX "ompi_pml_ob1_"
 
 #endif
