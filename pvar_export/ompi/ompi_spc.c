@@ -172,6 +172,7 @@ static int spc_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t e
 /* ---- Where the traffic goes (category TRAFFIC) ------------------------- */
 
 ompi_spc_comm_storage_fn ompi_spc_comm_storage;
+ompi_spc_comm_level_fn ompi_spc_comm_level;
 
 /* The variables, in this order: the SPC_PER_COMM counters, the SPC_PER_PEER
  * arrays and the SPC_HISTOGRAM rows, all bound to a communicator, then the
@@ -202,6 +203,11 @@ void ompi_spc_comm_record(struct ompi_communicator_t *comm, int id, uint64_t n)
     spc_comm_add(storage_of(comm, false), id, n);
 }
 
+static bool is_comm_level(int id)
+{
+    return id < FIRST_PEER && SPC_KIND_LEVEL == spc_counter_infos[spc_comm_counter_infos[id].counter].kind;
+}
+
 /* MPI_T_pvar_read's buffer holds as many values as BIND's count. */
 static int traffic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj_handle)
 {
@@ -221,6 +227,13 @@ static int traffic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, vo
         spc_histogram_read(storage, id - FIRST_COMM_HISTOGRAM, (uint64_t *)value);
     } else if (id >= FIRST_PEER) {
         spc_comm_read_peers(storage, id - FIRST_PEER, (uint64_t *)value);
+    } else if (is_comm_level(id)) {
+        int64_t level;
+        if (NULL == ompi_spc_comm_level ||
+            !ompi_spc_comm_level((ompi_communicator_t *)obj_handle, spc_comm_counter_infos[id].counter, &level)) {
+            return OPAL_ERR_NOT_FOUND;
+        }
+        *(unsigned long long *)value = level < 0 ? 0 : (unsigned long long)level;
     } else {
         int counter = spc_comm_counter_infos[id].counter;
         *(unsigned long long *)value = spc_convert(counter, spc_comm_read(storage, id));
@@ -230,11 +243,15 @@ static int traffic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, vo
 
 /* A started bound handle holds the communicator counters' switch, and for
  * a timer (MATCH_TIME) also its process-wide counter: the per-communicator
- * value is the time of the intervals that counter's sites take. */
+ * value is the time of the intervals that counter's sites take.  A level
+ * needs neither: the PML keeps it always. */
 static int comm_reference(int id, bool on)
 {
     const int counter = id < FIRST_PEER ? spc_comm_counter_infos[id].counter : -1;
     const bool timer = counter >= 0 && SPC_KIND_TIMER == spc_counter_infos[counter].kind;
+    if (is_comm_level(id)) {
+        return OPAL_SUCCESS;
+    }
     if (SPC_SUCCESS != (on ? spc_switch_on : spc_switch_off)(SPC_SWITCH_COMM_COUNTERS)) {
         return OPAL_ERROR;
     }
@@ -360,7 +377,8 @@ static void register_traffic_pvars(const int *group)
         traffic_pvar_index[id] = mca_base_pvar_register(
             NULL, NULL, NULL, name, description, verbosity, pvar_class(kind),
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-            bound ? MPI_T_BIND_MPI_COMM : MPI_T_BIND_NO_OBJECT, 0, traffic_pvar_read,
+            bound ? MPI_T_BIND_MPI_COMM : MPI_T_BIND_NO_OBJECT,
+            is_comm_level(id) ? MCA_BASE_PVAR_FLAG_READONLY : 0, traffic_pvar_read,
             spc_pvar_write, traffic_pvar_notify, (void *)(intptr_t)id);
         if (traffic_pvar_index[id] < 0 || group[SPC_CATEGORY_TRAFFIC] < 0 ||
             mca_base_var_group_add_pvar(group[SPC_CATEGORY_TRAFFIC], traffic_pvar_index[id]) < 0) {

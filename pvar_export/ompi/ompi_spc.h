@@ -35,6 +35,14 @@ void ompi_spc_report(bool histograms);
 struct spc_comm;
 typedef struct spc_comm *(*ompi_spc_comm_storage_fn)(struct ompi_communicator_t *comm, bool create);
 extern ompi_spc_comm_storage_fn ompi_spc_comm_storage;
+/* A LEVEL row's value on comm is not in that storage: a level must see
+ * every insert and remove, also those before a handle asked for storage, so
+ * the PML keeps it for every communicator from its creation (as the
+ * process-wide levels are kept always) and lends it through
+ * ompi_spc_comm_level: false if it keeps no such level (counter is a
+ * catalogue id). */
+typedef bool (*ompi_spc_comm_level_fn)(struct ompi_communicator_t *comm, int counter, int64_t *value);
+extern ompi_spc_comm_level_fn ompi_spc_comm_level;
 /* The PML calls this before it destroys comm's storage: MPI_T handles bound
  * to comm fail from then on instead of reading freed memory. */
 void ompi_spc_comm_freed(struct ompi_communicator_t *comm);

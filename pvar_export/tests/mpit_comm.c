@@ -4,7 +4,8 @@
  * bound to A reads 7, bound to B 3, unbound 10 (and the receiver's RECV and
  * both sides' user bytes likewise); ranks 2 and 3 read 0 everywhere.  Then
  * messages made unexpected on purpose on A and sent to posted receives on
- * B: A's UNEXPECTED is exact, B's 0.  A bound handle has the unbound ones'
+ * B: A's UNEXPECTED is exact, B's 0, and while they wait A's unexpected
+ * queue level holds them (check_queue_levels).  A bound handle has the unbound ones'
  * MPI_T semantics (sessions' own deltas, stop freezes, reset, readreset,
  * writes refused); a handle on a communicator that is then freed returns
  * MPI_T_ERR_INVALID_HANDLE and nothing stays switched on.  Per-peer arrays:
@@ -75,6 +76,42 @@ static void check_where_traffic_goes(void)
     MPI_OK(MPI_T_pvar_session_free(&session));
 }
 
+/* The queue levels bound to A and B on rank 1 while the UNEXPECTED_ON_A
+ * messages wait in A's unexpected queue: A's holds them all, also for a
+ * handle allocated only now; B's, whose messages met posted receives, and
+ * both out-of-sequence levels hold 0 (one link per pair of ranks keeps
+ * order).  Then A's queue is drained (receive), and a level handle stopped
+ * while they waited keeps what it read. */
+static void check_queue_levels(MPI_T_pvar_session session, MPI_T_pvar_handle level_a,
+                               MPI_T_pvar_handle level_b, void (*receive_all)(void))
+{
+    MPI_T_pvar_handle late_a = started_comm_handle(session, "UNEXPECTED_IN_QUEUE", comm_a);
+    MPI_T_pvar_handle oos_a = started_comm_handle(session, "OOS_IN_QUEUE", comm_a);
+    MPI_T_pvar_handle oos_b = started_comm_handle(session, "OOS_IN_QUEUE", comm_b);
+    MPI_T_pvar_handle all = started_handle(session, "UNEXPECTED_IN_QUEUE");
+    CHECK_EQ_U64(read_handle(session, level_a), UNEXPECTED_ON_A, "UNEXPECTED_IN_QUEUE bound to A");
+    CHECK_EQ_U64(read_handle(session, late_a), UNEXPECTED_ON_A,
+                 "UNEXPECTED_IN_QUEUE bound to A by a handle allocated while they wait");
+    CHECK_EQ_U64(read_handle(session, level_b), 0, "UNEXPECTED_IN_QUEUE bound to B");
+    CHECK(read_handle(session, all) >= UNEXPECTED_ON_A, "the process-wide level holds A's");
+    CHECK_EQ_U64(read_handle(session, oos_a), 0, "OOS_IN_QUEUE bound to A");
+    CHECK_EQ_U64(read_handle(session, oos_b), 0, "OOS_IN_QUEUE bound to B");
+    CHECK(MPI_T_pvar_reset(session, late_a) == MPI_T_ERR_PVAR_NO_WRITE, "a bound level cannot be reset");
+    MPI_OK(MPI_T_pvar_stop(session, level_a));
+    receive_all();
+    CHECK_EQ_U64(read_handle(session, level_a), UNEXPECTED_ON_A, "a level stopped while they waited");
+    CHECK_EQ_U64(read_handle(session, late_a), 0, "UNEXPECTED_IN_QUEUE bound to A once received");
+    CHECK_EQ_U64(read_handle(session, level_b), 0, "UNEXPECTED_IN_QUEUE bound to B at the end");
+}
+
+static void receive_unexpected_on_a(void)
+{
+    int tag_read;
+    for (int tag = UNEXPECTED_ON_A - 1; tag >= 0; --tag) {
+        MPI_OK(MPI_Recv(&tag_read, 1, MPI_INT, 0, tag, comm_a, MPI_STATUS_IGNORE));
+    }
+}
+
 /* Rank 1 reads its baselines, then lets rank 0 send: UNEXPECTED_ON_A
  * messages on A that all become unexpected (rank 1 probes for the last
  * first) and EXPECTED_ON_B on B to receives rank 1 posted before. */
@@ -84,6 +121,9 @@ static void check_unexpected(void)
     MPI_OK(MPI_T_pvar_session_create(&session));
     MPI_T_pvar_handle on_a = started_comm_handle(session, "UNEXPECTED", comm_a);
     MPI_T_pvar_handle on_b = started_comm_handle(session, "UNEXPECTED", comm_b);
+    MPI_T_pvar_handle level_a = started_comm_handle(session, "UNEXPECTED_IN_QUEUE", comm_a);
+    MPI_T_pvar_handle level_b = started_comm_handle(session, "UNEXPECTED_IN_QUEUE", comm_b);
+    CHECK_EQ_U64(read_handle(session, level_a), 0, "UNEXPECTED_IN_QUEUE bound to A before");
     int payload[EXPECTED_ON_B] = {0}, go = 1;
     if (test_rank == 1) {
         MPI_Request posted[EXPECTED_ON_B];
@@ -97,9 +137,7 @@ static void check_unexpected(void)
         MPI_OK(MPI_Probe(0, UNEXPECTED_ON_A - 1, comm_a, MPI_STATUS_IGNORE));
         CHECK_EQ_U64(read_handle(session, on_a) - a_before, UNEXPECTED_ON_A, "UNEXPECTED bound to A");
         CHECK_EQ_U64(read_handle(session, on_b) - b_before, 0, "UNEXPECTED bound to B");
-        for (int tag = UNEXPECTED_ON_A - 1; tag >= 0; --tag) {
-            MPI_OK(MPI_Recv(&go, 1, MPI_INT, 0, tag, comm_a, MPI_STATUS_IGNORE));
-        }
+        check_queue_levels(session, level_a, level_b, receive_unexpected_on_a);
     } else if (test_rank == 0) {
         MPI_OK(MPI_Recv(&go, 1, MPI_INT, 1, READY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         for (int i = 0; i < EXPECTED_ON_B; ++i) {
@@ -172,7 +210,7 @@ static void check_semantics(void)
     CHECK_EQ_U64(value, sender * 2, "readreset returns the value");
     CHECK_EQ_U64(read_handle(second, b), 0, "readreset resets");
     unsigned long long forty_two = 42;
-    CHECK(MPI_T_pvar_write(second, b, &forty_two) != MPI_SUCCESS, "a bound counter cannot be written");
+    CHECK(MPI_T_pvar_write(second, b, &forty_two) == MPI_T_ERR_PVAR_NO_WRITE, "a bound counter cannot be written");
     CHECK_EQ_U64(read_handle(second, b), 0, "a refused write changes nothing");
     MPI_OK(MPI_T_pvar_start(first, a));
     traffic(comm_a, 1);

@@ -13,7 +13,8 @@ namespace {
 
 TEST(CommCounters, RowsNameCatalogueCountersOnce)
 {
-    ASSERT_EQ(SPC_NUM_COMM_COUNTERS, 7);
+    ASSERT_EQ(SPC_NUM_COMM_COUNTERS, 9);
+    EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_UNEXPECTED_IN_QUEUE].counter, OMPI_SPC_UNEXPECTED_IN_QUEUE);
     EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_SEND].counter, OMPI_SPC_SEND);
     EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_MATCH_TIME].counter, OMPI_SPC_MATCH_TIME);
     EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_OUT_OF_SEQUENCE].counter, OMPI_SPC_OUT_OF_SEQUENCE);

@@ -311,7 +311,7 @@ int spc_comm_counter_find(const char *name);
  * SPC_SWITCH_COMM_COUNTERS sites, and only for a communicator someone
  * watches (the others have no storage: NULL). */
 struct __attribute__((aligned(64))) spc_comm {
-    uint64_t value[SPC_NUM_COMM_COUNTERS];
+    uint64_t value[SPC_NUM_COMM_COUNTERS];  /* a LEVEL row's stays 0 (catalogue.def) */
     uint64_t histogram[SPC_NUM_HISTOGRAMS][SPC_HISTOGRAM_BINS];
     int peers;       /* ranks: the length of each peer array */
     uint64_t *peer;  /* SPC_NUM_PEER_COUNTERS arrays of peers, in the same block */
