@@ -3,7 +3,7 @@
  * noise.  One pair of processes alternates blocks of round trips with a set
  * of counters on and off (through MPI_T) and compares the blocks.
  *
- * usage: mpirun -np 2 ab_pingpong [--counters all|NAME,NAME,...]
+ * usage: mpirun -np 2 ab_pingpong [--counters all|comm|NAME,NAME,...]
  *        [--size BYTES] [--round-trips B] [--pairs P] [--warmup-pairs N]
  * Output (rank 0): one JSON line with every block (state, round trips,
  * seconds), then lines starting with "#"; exit status BENCH_EXIT_*.
@@ -18,14 +18,16 @@
 #include "mpi_bench.h"
 
 struct options {
-    const char *counters; /* "all", or a comma list of names without OMPI_SPC_ */
+    const char *counters; /* "all", "comm", or a comma list of names without OMPI_SPC_ */
     int size, round_trips, pairs, warmup_pairs;
 };
 
 static const char usage_text[] =
     "usage: mpirun -np 2 ab_pingpong [--counters LIST] [--size BYTES] [--round-trips B]\n"
     "                                [--pairs P] [--warmup-pairs N]\n"
-    "  --counters LIST   counters toggled: all (default), or names such as SEND,MATCH_TIME\n"
+    "  --counters LIST   counters toggled: all (default), or names such as SEND,MATCH_TIME;\n"
+    "                    comm: instead every variable bound to a communicator, on\n"
+    "                    MPI_COMM_WORLD (the ping-pong's), counters, arrays, histograms\n"
     "  --size BYTES      message size (1)\n"
     "  --round-trips B   timed round trips per block (1000)\n"
     "  --pairs P         measured pairs of blocks, one on and one off each (100)\n"
@@ -65,10 +67,10 @@ static bool parse_options(int argc, char **argv, struct options *o, char *error,
 /* ---- the toggled counters ---------------------------------------------------- */
 
 struct counter {
-    char name[240];  /* without runtime_spc_OMPI_SPC_ */
-    int index, var_class;
+    char name[240];  /* without runtime_spc_OMPI_SPC_; comm:NAME for one bound to a communicator */
+    int index, var_class, count;
     MPI_T_pvar_handle handle;
-    unsigned long long last;
+    unsigned long long last;  /* an array's: the sum of its elements */
 };
 
 static int rank;
@@ -90,6 +92,7 @@ static void not_applicable(const char *why)
 
 struct handles_wanted {
     const char *counters;
+    bool bound;  /* visiting the variables bound to a communicator */
     bool any_spc;
 };
 
@@ -102,15 +105,18 @@ static void allocate_handle(const struct spc_pvar_info *pvar, void *context)
                        "MPI_T_pvar_start returns MPI_T_ERR_PVAR_NO_STARTSTOP, so MPI_T cannot "
                        "turn a counter on or off, and only mpi_spc_attach at MPI_Init can");
     }
-    if (0 != strcmp(wanted->counters, "all") && !in_list(wanted->counters, pvar->name)) {
+    const bool comm = 0 == strcmp(wanted->counters, "comm");
+    if (comm != wanted->bound ||
+        (!comm && 0 != strcmp(wanted->counters, "all") && !in_list(wanted->counters, pvar->name))) {
         return;
     }
-    int count;
     struct counter *c = &counters[num_counters++];
-    snprintf(c->name, sizeof c->name, "%s", pvar->name);
+    snprintf(c->name, sizeof c->name, "%s%s", comm ? "comm:" : "", pvar->name);
     c->index = pvar->index;
     c->var_class = pvar->var_class;
-    MPI_OK(MPI_T_pvar_handle_alloc(session, pvar->index, NULL, &c->handle, &count));
+    MPI_Comm world = MPI_COMM_WORLD;
+    MPI_OK(MPI_T_pvar_handle_alloc(session, pvar->index, comm ? (void *)&world : NULL, &c->handle,
+                                   &c->count));
 }
 
 /* Handles (stopped) on every SPC pvar named in counters. */
@@ -120,8 +126,10 @@ static void allocate_handles(const char *names)
     MPI_OK(MPI_T_pvar_get_num(&num));
     counters = calloc((size_t)num + 1, sizeof *counters);
     MPI_OK(MPI_T_pvar_session_create(&session));
-    struct handles_wanted wanted = {names, false};
+    struct handles_wanted wanted = {names, false, false};
     spc_for_each_pvar(allocate_handle, &wanted);
+    wanted.bound = true;
+    spc_for_each_pvar_named(SPC_COMM_PVAR_PREFIX SPC_COUNTER_PREFIX, allocate_handle, &wanted);
     if (!wanted.any_spc) {
         not_applicable("this build has no SPC performance variables (SPC compiled out)");
     }
@@ -160,6 +168,17 @@ static bool is_sum(int var_class)
 
 static int failures;
 
+/* A counter's value, an array's the sum of its elements. */
+static unsigned long long read_sum(const struct counter *c)
+{
+    unsigned long long values[c->count], sum = 0;
+    MPI_OK(MPI_T_pvar_read(session, c->handle, values));
+    for (int i = 0; i < c->count; ++i) {
+        sum += values[i];
+    }
+    return sum;
+}
+
 static void self_check_failed(const char *format, const char *name, unsigned long long expected,
                  unsigned long long got)
 {
@@ -181,8 +200,7 @@ static void check_block(bool on, int block)
 {
     for (int i = 0; i < num_counters; ++i) {
         struct counter *c = &counters[i];
-        unsigned long long value = 0;
-        MPI_OK(MPI_T_pvar_read(session, c->handle, &value));
+        unsigned long long value = read_sum(c);
         if (!on && is_sum(c->var_class) && value != c->last) {
             char what[300];
             snprintf(what, sizeof what, "%s moved in off block %d", c->name, block);
@@ -221,12 +239,19 @@ static double median(double *values, int n)
 }
 
 /* Counts predictable exactly from the round trips: per round trip each rank
- * sends and receives one message of the chosen size. */
+ * sends and receives one message of the chosen size, on MPI_COMM_WORLD (the
+ * comm: ones: the peer arrays and histograms summed over their elements).
+ * The first four are also in the finalize CSV. */
 static const struct {
     const char *name;
     bool bytes;
 } exact[] = {{"SEND", false}, {"RECV", false}, {"BYTES_SENT_USER", true},
-             {"BYTES_RECEIVED_USER", true}};
+             {"BYTES_RECEIVED_USER", true}, {"comm:SEND", false}, {"comm:RECV", false},
+             {"comm:BYTES_SENT_USER", true}, {"comm:BYTES_RECEIVED_USER", true},
+             {"comm:PEER_MESSAGES_SENT", false}, {"comm:PEER_MESSAGES_RECEIVED", false},
+             {"comm:PEER_BYTES_SENT", true}, {"comm:PEER_BYTES_RECEIVED", true},
+             {"comm:MESSAGE_SIZES_SENT", false}, {"comm:MESSAGE_SIZES_RECEIVED", false}};
+enum { RAW_EXACT = 4 };
 
 /* The file MPI_Finalize will write raw totals to, if it will write one. */
 static bool dump_file_path(char path[2048])
@@ -385,7 +410,7 @@ int main(int argc, char **argv)
     if (dump) {
         raw_check = "passed";
         for (int r = 0; r < 2; ++r) {
-            for (size_t i = 0; i < sizeof exact / sizeof exact[0]; ++i) {
+            for (size_t i = 0; i < RAW_EXACT; ++i) {
                 unsigned long long expected =
                     set_has[i] ? counted * (exact[i].bytes ? (unsigned)opt.size : 1u) : 0;
                 long long got = raw_total(dump_file, r, exact[i].name);

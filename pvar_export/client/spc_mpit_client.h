@@ -46,17 +46,19 @@ static inline void spc_client_die(const char *format, ...)
     } while (0)
 
 struct spc_pvar_info {
-    const char *name; /* the counter's name without SPC_PVAR_PREFIX SPC_COUNTER_PREFIX */
+    const char *name; /* the counter's name, after the prefix searched for */
     int index, var_class, continuous;
 };
 
-/* Calls visit for every SPC performance variable.  Found by full name over
+/* Calls visit for every SPC performance variable whose name starts with
+ * prefix (pvar->name is the rest).  Found by full name over
  * all variables, because MPI_T_pvar_get_index also matches the class, which
  * differs between our build and upstream's.  Every SPC variable must be 64
  * bits wide: callers read them into unsigned long long. */
-static inline void spc_for_each_pvar(void (*visit)(const struct spc_pvar_info *, void *), void *context)
+static inline void spc_for_each_pvar_named(const char *prefix,
+                                           void (*visit)(const struct spc_pvar_info *, void *),
+                                           void *context)
 {
-    static const char prefix[] = SPC_PVAR_PREFIX SPC_COUNTER_PREFIX;
     int num;
     MPI_OK(MPI_T_pvar_get_num(&num));
     for (int index = 0; index < num; ++index) {
@@ -78,6 +80,12 @@ static inline void spc_for_each_pvar(void (*visit)(const struct spc_pvar_info *,
         const struct spc_pvar_info pvar = {name + strlen(prefix), index, var_class, continuous};
         visit(&pvar, context);
     }
+}
+
+/* The process-wide counters' variables (name without SPC_PVAR_PREFIX SPC_COUNTER_PREFIX). */
+static inline void spc_for_each_pvar(void (*visit)(const struct spc_pvar_info *, void *), void *context)
+{
+    spc_for_each_pvar_named(SPC_PVAR_PREFIX SPC_COUNTER_PREFIX, visit, context);
 }
 
 struct spc_pvar_search_ {
