@@ -75,7 +75,17 @@ enum { OMPI_SPC_EVENT_SEND = 0, OMPI_SPC_EVENT_RECEIVE = 1 };  /* direction */
       "posted_insert).")                                                                        \
     X(SEARCH_UNEXPECTED_END, search_unexpected_end, MPI_T_VERBOSITY_TUNER_DETAIL,               \
       "The search of the unexpected-message queue ended (fields as in posted_insert; an "      \
-      "unexpected_remove follows when it found a message for a receive).")
+      "unexpected_remove follows when it found a message for a receive).")                     \
+    X(TRANSFER_BEGIN, transfer_begin, MPI_T_VERBOSITY_TUNER_DETAIL,                             \
+      "A request starts moving its message's data: a send request when ob1 starts it (a send " \
+      "ob1 completes inline, with no request, raises neither transfer event), a receive when " \
+      "it is matched; direction says which, source and dest are the message's ranks, tag its " \
+      "tag, sequence the send's sequence number or the receive's posting order, size the "     \
+      "bytes the send carries or the receive can hold, request the request until "             \
+      "transfer_end.")                                         \
+    X(TRANSFER_END, transfer_end, MPI_T_VERBOSITY_TUNER_DETAIL,                                 \
+      "The request's data moved completely, in ob1 (before MPI completes the request): fields " \
+      "as in transfer_begin, size the bytes sent or received.")
 
 enum ompi_spc_event_id {
 #define OMPI_SPC_EVENT_ID_(id, name, verbosity, description) OMPI_SPC_EVENT_##id,
@@ -87,13 +97,16 @@ enum ompi_spc_event_id {
 #define OMPI_SPC_EVENT_PREFIX SPC_EVENT_PREFIX
 
 /* The data of an event, raised inside its site: the communicator's context
- * id, ranks in it, and whatever ties an insert to its removal. */
-static inline void ompi_spc_event_raise(int type, ompi_communicator_t *comm, int32_t source,
+ * id, ranks in it (peer: the source of a receive, the destination of a
+ * send), and whatever ties an insert to its removal. */
+static inline void ompi_spc_event_raise(int type, ompi_communicator_t *comm, int32_t peer,
                                         int32_t tag, uint32_t sequence, int32_t direction,
                                         int64_t size, const void *request)
 {
-    struct ompi_spc_event_data data = {comm->c_contextid, source, comm->c_my_rank, tag, sequence,
-                                       direction, size, (uint64_t)(uintptr_t)request};
+    const int32_t me = comm->c_my_rank;
+    const bool send = OMPI_SPC_EVENT_SEND == direction;
+    struct ompi_spc_event_data data = {comm->c_contextid, send ? me : peer, send ? peer : me, tag,
+                                       sequence, direction, size, (uint64_t)(uintptr_t)request};
     spc_ev_raise(type, comm, &data);
 }
 #define OMPI_SPC_EVENT_RAISE(id, ...) OMPI_SPC_EVENT(id, ompi_spc_event_raise(OMPI_SPC_EVENT_##id, __VA_ARGS__))

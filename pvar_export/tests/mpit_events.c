@@ -10,7 +10,8 @@
  *               before MPI_Finalize, tags 100..124, each remove at or after
  *               its insert and naming the same queue entry; K posted-queue
  *               searches (one per arrival) and K + 1 unexpected-queue ones
- *               (the probe and each receive);
+ *               (the probe and each receive); and the transfer events on a
+ *               second duplicate B (check_transfers);
  *   async       only at ASYNC_SIGNAL_SAFE: valid everywhere, called at once
  *               (told MPI_RESTRICTED, the level of the place it runs at);
  *   none        only at NONE: no callback may run where ob1 raises, so all
@@ -103,7 +104,7 @@ static void check_rules(int insert, MPI_Comm comm)
 {
     int num = -1;
     MPI_OK(MPI_T_event_get_num(&num));
-    CHECK(num == 11, "MPI_T_event_get_num: %d events, ob1 raises 11", num);
+    CHECK(num == 13, "MPI_T_event_get_num: %d events, ob1 raises 13", num);
     int index = -7;
     CHECK(MPI_T_event_get_index("nope", &index) == MPI_T_ERR_INVALID_NAME, "get_index of an unknown name");
     CHECK(index == -7, "a failed get_index leaves its output alone");
@@ -151,6 +152,122 @@ static void check_rules(int insert, MPI_Comm comm)
     CHECK(sources >= 0, "source count %d", sources);
     CHECK(MPI_T_source_get_info(sources, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL) ==
               MPI_T_ERR_INVALID_INDEX, "source_get_info past the last source");
+}
+
+/* Transfer events on B: rank 0 sends TRANSFERS messages of TRANSFER_BYTES
+ * (too large for ob1's inline send, so each has a request) with tags
+ * 0..TRANSFERS-1 to rank 1, which receives them into receives posted
+ * before, and rank 1 sends one back (tag TRANSFERS).  Each rank sees one
+ * transfer_begin and one transfer_end per request it has, in tag order per
+ * direction, each end with its begin's request, at or after its begin. */
+enum { TRANSFERS = 6, TRANSFER_BYTES = 256 * 1024 };
+struct transfer {
+    int32_t direction, source, dest, tag;
+    int64_t size;
+    uint64_t request;
+    MPI_Count stamp;
+};
+struct transfers {
+    int count;
+    struct transfer seen[2 * TRANSFERS];
+};
+static struct transfers begun, ended;
+static int direction_element, source_element, dest_element, size_element;
+
+static void record_transfer(MPI_T_event_instance instance, MPI_T_event_registration registration,
+                            MPI_T_cb_safety safety, void *user_data)
+{
+    (void)registration, (void)safety;
+    struct transfers *t = user_data;
+    if (t->count < 2 * TRANSFERS) {
+        struct transfer *x = &t->seen[t->count];
+        MPI_OK(MPI_T_event_read(instance, direction_element, &x->direction));
+        MPI_OK(MPI_T_event_read(instance, source_element, &x->source));
+        MPI_OK(MPI_T_event_read(instance, dest_element, &x->dest));
+        MPI_OK(MPI_T_event_read(instance, tag_element, &x->tag));
+        MPI_OK(MPI_T_event_read(instance, size_element, &x->size));
+        MPI_OK(MPI_T_event_read(instance, request_element, &x->request));
+        MPI_OK(MPI_T_event_get_timestamp(instance, &x->stamp));
+    }
+    ++t->count;
+}
+
+/* The transfers of one direction (0 send, 1 receive) in the order seen. */
+static int of_direction(const struct transfers *t, int direction, struct transfer *out)
+{
+    int n = 0;
+    for (int i = 0; i < t->count && i < 2 * TRANSFERS; ++i) {
+        if (t->seen[i].direction == direction) {
+            out[n++] = t->seen[i];
+        }
+    }
+    return n;
+}
+
+static void check_direction(int direction, int expected, int first_tag, int from, int to)
+{
+    struct transfer b[2 * TRANSFERS], e[2 * TRANSFERS];
+    const char *what = direction == 0 ? "send" : "receive";
+    const int nb = of_direction(&begun, direction, b), ne = of_direction(&ended, direction, e);
+    CHECK(nb == expected && ne == expected, "%s transfers: %d begins, %d ends, expected %d each",
+          what, nb, ne, expected);
+    for (int i = 0; i < nb && i < ne && i < expected; ++i) {
+        CHECK(b[i].tag == first_tag + i && e[i].tag == first_tag + i, "%s %d: tags %d, %d", what, i,
+              b[i].tag, e[i].tag);
+        CHECK(b[i].source == from && b[i].dest == to && e[i].source == from && e[i].dest == to,
+              "%s %d: ranks %d->%d", what, i, b[i].source, b[i].dest);
+        CHECK(b[i].size == TRANSFER_BYTES && e[i].size == TRANSFER_BYTES, "%s %d: sizes %lld, %lld",
+              what, i, (long long)b[i].size, (long long)e[i].size);
+        CHECK(b[i].request == e[i].request && b[i].request != 0, "%s %d: the end names its begin's request",
+              what, i);
+        CHECK(e[i].stamp >= b[i].stamp, "%s %d: the end is not before its begin", what, i);
+    }
+}
+
+static void check_transfers(void)
+{
+    const int begin = event_index("ompi_pml_ob1_transfer_begin");
+    const int end = event_index("ompi_pml_ob1_transfer_end");
+    direction_element = element(begin, "direction");
+    source_element = element(begin, "source");
+    dest_element = element(begin, "dest");
+    size_element = element(begin, "size");
+    MPI_Comm b;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &b));
+    MPI_T_event_registration on_begin, on_end;
+    MPI_OK(MPI_T_event_handle_alloc(begin, &b, MPI_INFO_NULL, &on_begin));
+    MPI_OK(MPI_T_event_handle_alloc(end, &b, MPI_INFO_NULL, &on_end));
+    MPI_OK(MPI_T_event_register_callback(on_begin, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_INFO_NULL,
+                                         &begun, record_transfer));
+    MPI_OK(MPI_T_event_register_callback(on_end, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_INFO_NULL,
+                                         &ended, record_transfer));
+    char *buffer = calloc(TRANSFERS, TRANSFER_BYTES);
+    MPI_Request requests[TRANSFERS];
+    for (int i = 0; i < TRANSFERS; ++i) {
+        char *message = buffer + (size_t)i * TRANSFER_BYTES;
+        if (test_rank == 0) {
+            MPI_OK(MPI_Isend(message, TRANSFER_BYTES, MPI_BYTE, 1, i, b, &requests[i]));
+        } else {
+            MPI_OK(MPI_Irecv(message, TRANSFER_BYTES, MPI_BYTE, 0, i, b, &requests[i]));
+        }
+    }
+    MPI_OK(MPI_Waitall(TRANSFERS, requests, MPI_STATUSES_IGNORE));
+    if (test_rank == 0) {
+        MPI_OK(MPI_Recv(buffer, TRANSFER_BYTES, MPI_BYTE, 1, TRANSFERS, b, MPI_STATUS_IGNORE));
+    } else {
+        MPI_OK(MPI_Send(buffer, TRANSFER_BYTES, MPI_BYTE, 0, TRANSFERS, b));
+    }
+    MPI_OK(MPI_T_event_handle_free(on_begin, NULL, NULL));
+    MPI_OK(MPI_T_event_handle_free(on_end, NULL, NULL));
+    if (test_rank == 0) {
+        check_direction(0, TRANSFERS, 0, 0, 1);
+        check_direction(1, 1, TRANSFERS, 1, 0);
+    } else {
+        check_direction(1, TRANSFERS, 0, 0, 1);
+        check_direction(0, 1, TRANSFERS, 1, 0);
+    }
+    free(buffer);
+    MPI_OK(MPI_Comm_free(&b));
 }
 
 static MPI_T_cb_safety level_of(const char *mode)
@@ -248,6 +365,9 @@ int main(int argc, char **argv)
             CHECK(searches[UNEXPECTED_BEGIN] == K + 1 && searches[UNEXPECTED_END] == K + 1,
                   "unexpected-queue searches %d/%d", searches[UNEXPECTED_BEGIN], searches[UNEXPECTED_END]);
         }
+    }
+    if (level == MPI_T_CB_REQUIRE_MPI_RESTRICTED) {
+        check_transfers();
     }
     /* A stays: freeing it would end its registrations before MPI_Finalize
      * delivers what waits for them (they live until MPI_T_finalize).
