@@ -116,6 +116,13 @@ static inline void ompi_spc_event_raise(int type, ompi_communicator_t *comm, int
  * evaluated only then) runs. */
 #define OMPI_SPC_EVENT(id, code) SPC_SWITCHED(SPC_SWITCH_FIRST_EVENT + OMPI_SPC_EVENT_##id, code)
 
+/* A thread enters or leaves an MPI function (patch 0050): the safe point,
+ * at level NONE, where the events its source holds are delivered; one
+ * 5-byte no-op while no registration has a callback its events must wait
+ * for (spc_ev_init gives the safe point the switch after the events'). */
+#define OMPI_SPC_EVENTS_SAFE_POINT() \
+    SPC_SWITCHED(SPC_SWITCH_FIRST_EVENT + OMPI_SPC_NUM_EVENTS, spc_ev_safe_point())
+
 /* MPI_Init, with the thread level known: events raised by threads that may
  * run at once require thread-safe callbacks. */
 void ompi_spc_events_mpi_init(bool thread_multiple);
