@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The MPI_T event logger over the unchanged pairwise benchmark.
 
-usage: check_logger.py MPIRUN LOGGER PAIRWISE PLOT_SCRIPT SCRATCH TRANSPORT
+usage: check_logger.py MPIRUN LOGGER PAIRWISE PLOT_SCRIPT SCRATCH TRANSPORT CONSTRUCTORS
 
 With 4 thread pairs per rank, the logger's per-rank queue profile counts as
 many unexpected messages as the UNEXPECTED counter and as many
@@ -9,7 +9,10 @@ out-of-sequence holds as OUT_OF_SEQUENCE, both read through MPI_T in the
 same run; every arrival searched the posted receives once and every search
 ended, as its search profile counts; its CSV has one row per recorded event, none dropped; pairwise's
 own checks still pass (the application's results are unchanged); the plot
-script draws both figures.  Then misuse: an unknown name in SPC_EVENTS is
+script draws both figures.  Over comm_constructors (CONSTRUCTORS), which
+makes one communicator with each constructor the logger wraps and 3
+unexpected messages on each, rank 1's CSV holds exactly 3 unexpected
+inserts, tags 0..2, on each of them.  Then misuse: an unknown name in SPC_EVENTS is
 named once, and an unwritable folder gives one message while the job still
 completes.
 """
@@ -29,14 +32,14 @@ def check(condition, what):
         FAILURES.append(what)
 
 
-def run(mpirun, logger, pairwise, transport, out, events=None, extra=()):
+def run(mpirun, logger, pairwise, transport, out, events=None, extra=("--threads", "4", "--iterations", "5")):
     env = dict(os.environ, SPC_EVENTS_DIR=out)
     command = [mpirun, "-np", "2", "--mca", "btl", "self," + transport, "-x", "LD_PRELOAD=" + logger,
                "-x", "SPC_EVENTS_DIR"]
     if events is not None:
         env["SPC_EVENTS"] = events
         command += ["-x", "SPC_EVENTS"]
-    command += [pairwise, "--threads", "4", "--iterations", "5", *extra]
+    command += [pairwise, *extra]
     print("$ " + " ".join(command), flush=True)
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
 
@@ -46,8 +49,23 @@ def profile(path):
         return dict(line.split() for line in f if line.strip())
 
 
+def check_constructors(mpirun, logger, constructors, transport, out):
+    result = run(mpirun, logger, constructors, transport, out, events="unexpected_insert", extra=())
+    made = [int(line.split(":")[1]) for line in result.stdout.splitlines()
+            if line.startswith("communicators with traffic:")]
+    check(result.returncode == 0 and len(made) == 1,
+          f"comm_constructors under the logger exits 0 and says how many communicators: {result.stderr[-1000:]}")
+    with open(os.path.join(out, "spc-events.1.csv")) as f:
+        rows = [r for r in csv.DictReader(f) if r["event"] == "unexpected_insert" and r["tag"] in ("0", "1", "2")]
+    per_comm = {}
+    for r in rows:
+        per_comm.setdefault(r["comm_id"], []).append(int(r["tag"]))
+    check(len(per_comm) == (made[0] if made else -1) and all(sorted(t) == [0, 1, 2] for t in per_comm.values()),
+          f"3 unexpected inserts, tags 0..2, on each of the {made} communicators: {per_comm}")
+
+
 def main():
-    mpirun, logger, pairwise, plot, scratch, transport = sys.argv[1:7]
+    mpirun, logger, pairwise, plot, scratch, transport, constructors = sys.argv[1:8]
     os.makedirs(scratch, exist_ok=True)
     work = tempfile.mkdtemp(dir=scratch, prefix="logger-" + transport + "-")
     try:
@@ -86,6 +104,8 @@ def main():
         check(figures.returncode == 0 and all(os.path.getsize(os.path.join(work, name)) > 0
                                               for name in ("queue_length.png", "time_in_queue.png")),
               f"the plot script draws both figures: {figures.stderr[-1000:]}")
+
+        check_constructors(mpirun, logger, constructors, transport, os.path.join(work, "constructors"))
 
         result = run(mpirun, logger, pairwise, transport, os.path.join(work, "named"),
                      events="unexpected_insert,nope")

@@ -2,8 +2,9 @@
  * spc-event-logger: records ob1's MPI_T events of an unchanged application
  * (the MEL logger of seed 000, as a tool).  Loaded with LD_PRELOAD (or
  * `mpirun -x LD_PRELOAD=...`), it wraps MPI_Init, the communicator
- * constructors and MPI_Finalize through the PMPI layer, allocates a handle
- * for every chosen event on every communicator the application makes, and
+ * constructors (WATCHED below), MPI_Comm_free and MPI_Finalize through the
+ * PMPI layer, allocates a handle for every chosen event on every
+ * communicator the application makes, and
  * writes per rank:
  *   DIR/spc-events.RANK.csv      one row per event, timestamps in seconds
  *   DIR/spc-events.RANK.profile  queue profiles: messages queued, the longest
@@ -350,14 +351,18 @@ static void watch(MPI_Comm comm)
         return;
     }
     pthread_mutex_lock(&logger.lock);
-    if (logger.num_comms == MAX_COMMS) {
+    int c = 0;
+    while (c < logger.num_comms && MPI_COMM_NULL != logger.comms[c].comm) {
+        ++c;  /* a freed communicator's place is taken again */
+    }
+    if (c == MAX_COMMS) {
         pthread_mutex_unlock(&logger.lock);
-        say("more than %d communicators: the later ones are not watched", MAX_COMMS);
+        say("more than %d communicators at once: the later ones are not watched", MAX_COMMS);
         return;
     }
-    int c = logger.num_comms++;
-    pthread_mutex_unlock(&logger.lock);
+    logger.num_comms += c == logger.num_comms;
     logger.comms[c].comm = comm;
+    pthread_mutex_unlock(&logger.lock);
     for (int t = 0; t < logger.num_types; ++t) {
         MPI_T_event_registration *r = &logger.comms[c].registrations[t];
         *r = NULL;
@@ -370,8 +375,11 @@ static void watch(MPI_Comm comm)
     }
 }
 
+/* Under the lock, which callbacks take too: handle_free does not wait for
+ * them. */
 static void unwatch(MPI_Comm comm)
 {
+    pthread_mutex_lock(&logger.lock);
     for (int c = 0; c < logger.num_comms; ++c) {
         if (logger.comms[c].comm == comm) {
             for (int t = 0; t < logger.num_types; ++t) {
@@ -383,6 +391,7 @@ static void unwatch(MPI_Comm comm)
             logger.comms[c].comm = MPI_COMM_NULL;
         }
     }
+    pthread_mutex_unlock(&logger.lock);
 }
 
 static void start(void)
@@ -493,32 +502,50 @@ int MPI_Finalize(void)
     return PMPI_Finalize();
 }
 
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
-{
-    int rc = PMPI_Comm_dup(comm, newcomm);
-    if (MPI_SUCCESS == rc) {
-        watch(*newcomm);
+/* The constructors that return one communicator when they return: each
+ * calls its PMPI_ twin and watches what it made.  (MPI_Comm_idup's is not
+ * made until its request completes; dynamic processes' are not covered.) */
+#define WATCHED(name, parameters, arguments, made)  \
+    int name parameters                             \
+    {                                               \
+        int rc = P##name arguments;                 \
+        if (MPI_SUCCESS == rc) {                    \
+            watch(*(made));                         \
+        }                                           \
+        return rc;                                  \
     }
-    return rc;
-}
-
-int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
-{
-    int rc = PMPI_Comm_split(comm, color, key, newcomm);
-    if (MPI_SUCCESS == rc) {
-        watch(*newcomm);
-    }
-    return rc;
-}
-
-int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
-{
-    int rc = PMPI_Comm_create(comm, group, newcomm);
-    if (MPI_SUCCESS == rc) {
-        watch(*newcomm);
-    }
-    return rc;
-}
+WATCHED(MPI_Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm), (comm, newcomm), newcomm)
+WATCHED(MPI_Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm), (comm, info, newcomm),
+        newcomm)
+WATCHED(MPI_Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm), (comm, color, key, newcomm),
+        newcomm)
+WATCHED(MPI_Comm_split_type, (MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm),
+        (comm, type, key, info, newcomm), newcomm)
+WATCHED(MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm), (comm, group, newcomm), newcomm)
+WATCHED(MPI_Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm),
+        (comm, group, tag, newcomm), newcomm)
+WATCHED(MPI_Intercomm_create,
+        (MPI_Comm local, int local_leader, MPI_Comm bridge, int remote_leader, int tag, MPI_Comm *newcomm),
+        (local, local_leader, bridge, remote_leader, tag, newcomm), newcomm)
+WATCHED(MPI_Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newcomm), (intercomm, high, newcomm),
+        newcomm)
+WATCHED(MPI_Cart_create,
+        (MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *newcomm),
+        (comm, ndims, dims, periods, reorder, newcomm), newcomm)
+WATCHED(MPI_Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm), (comm, remain_dims, newcomm),
+        newcomm)
+WATCHED(MPI_Graph_create,
+        (MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *newcomm),
+        (comm, nnodes, index, edges, reorder, newcomm), newcomm)
+WATCHED(MPI_Dist_graph_create_adjacent,
+        (MPI_Comm comm, int indegree, const int sources[], const int sourceweights[], int outdegree,
+         const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *newcomm),
+        (comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, newcomm),
+        newcomm)
+WATCHED(MPI_Dist_graph_create,
+        (MPI_Comm comm, int n, const int nodes[], const int degrees[], const int targets[], const int weights[],
+         MPI_Info info, int reorder, MPI_Comm *newcomm),
+        (comm, n, nodes, degrees, targets, weights, info, reorder, newcomm), newcomm)
 
 int MPI_Comm_free(MPI_Comm *comm)
 {
