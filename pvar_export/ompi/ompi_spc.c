@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ompi/mca/rte/rte.h"
@@ -37,8 +38,13 @@
 /* Counters turned on by mpi_spc_attach, released at finalize. */
 static bool attached[OMPI_SPC_NUM_COUNTERS];
 /* mpi_spc_attach named the category "traffic": its switch is on for the
- * job, so the process-wide histograms count for the finalize report. */
+ * job, so the process-wide histograms count for the finalize report, and
+ * every communicator has storage (ompi_spc_comm_all), recorded when it is
+ * freed or MPI_Finalize begins. */
 static bool traffic_attached;
+bool ompi_spc_comm_all;
+static struct ompi_spc_comm_record *comm_records;
+static int num_comm_records, comm_records_capacity;
 /* Between MPI_Init and MPI_Finalize.  MPI_T outlives MPI_Finalize, and with
  * it the handles a tool still holds: reads then fail cleanly. */
 static bool spc_running;
@@ -208,6 +214,67 @@ static bool is_comm_level(int id)
     return id < FIRST_PEER && SPC_KIND_LEVEL == spc_counter_infos[spc_comm_counter_infos[id].counter].kind;
 }
 
+/* Communicator counter id (an spc_comm_counter_id) of comm, whose storage
+ * is storage, in its catalogue counter's unit; false if the PML keeps no
+ * such level. */
+static bool comm_value(ompi_communicator_t *comm, const struct spc_comm *storage, int id,
+                       unsigned long long *value)
+{
+    const int counter = spc_comm_counter_infos[id].counter;
+    if (is_comm_level(id)) {
+        int64_t level;
+        if (NULL == ompi_spc_comm_level || !ompi_spc_comm_level(comm, counter, &level)) {
+            return false;
+        }
+        *value = level < 0 ? 0 : (unsigned long long)level;
+    } else {
+        *value = spc_convert(counter, spc_comm_read(storage, id));
+    }
+    return true;
+}
+
+/* Appends comm's values to comm_records (a communicator with no storage
+ * has none); a failed allocation loses this record, said once. */
+static void record_comm(ompi_communicator_t *comm)
+{
+    struct spc_comm *storage = storage_of(comm, false);
+    if (NULL == storage) {
+        return;
+    }
+    if (num_comm_records == comm_records_capacity) {
+        int capacity = comm_records_capacity ? 2 * comm_records_capacity : 16;
+        struct ompi_spc_comm_record *more = realloc(comm_records, (size_t)capacity * sizeof *more);
+        if (NULL == more) {
+            opal_output(0, "spc: no memory for the record of communicator %u: the report misses it",
+                        (unsigned)comm->c_contextid);
+            return;
+        }
+        comm_records = more;
+        comm_records_capacity = capacity;
+    }
+    struct ompi_spc_comm_record *r = &comm_records[num_comm_records++];
+    r->id = comm->c_contextid;
+    r->ranks = ompi_comm_size(comm);
+    snprintf(r->name, sizeof r->name, "%s", comm->c_name);
+    for (int id = 0; id < SPC_NUM_COMM_COUNTERS; ++id) {
+        r->value[id] = 0;
+        (void)comm_value(comm, storage, id, &r->value[id]);
+    }
+}
+
+/* Every communicator in use, by context id (ompi/communicator/communicator.h:131). */
+static void for_each_comm(void (*visit)(ompi_communicator_t *comm))
+{
+    for (int cid = 0; cid < opal_pointer_array_get_size(&ompi_mpi_communicators); ++cid) {
+        ompi_communicator_t *comm = opal_pointer_array_get_item(&ompi_mpi_communicators, cid);
+        if (NULL != comm && !ompi_comm_invalid(comm)) {
+            visit(comm);
+        }
+    }
+}
+
+static void create_storage(ompi_communicator_t *comm) { (void)storage_of(comm, true); }
+
 /* MPI_T_pvar_read's buffer holds as many values as BIND's count. */
 static int traffic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj_handle)
 {
@@ -227,16 +294,8 @@ static int traffic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, vo
         spc_histogram_read(storage, id - FIRST_COMM_HISTOGRAM, (uint64_t *)value);
     } else if (id >= FIRST_PEER) {
         spc_comm_read_peers(storage, id - FIRST_PEER, (uint64_t *)value);
-    } else if (is_comm_level(id)) {
-        int64_t level;
-        if (NULL == ompi_spc_comm_level ||
-            !ompi_spc_comm_level((ompi_communicator_t *)obj_handle, spc_comm_counter_infos[id].counter, &level)) {
-            return OPAL_ERR_NOT_FOUND;
-        }
-        *(unsigned long long *)value = level < 0 ? 0 : (unsigned long long)level;
-    } else {
-        int counter = spc_comm_counter_infos[id].counter;
-        *(unsigned long long *)value = spc_convert(counter, spc_comm_read(storage, id));
+    } else if (!comm_value((ompi_communicator_t *)obj_handle, storage, id, (unsigned long long *)value)) {
+        return OPAL_ERR_NOT_FOUND;
     }
     return OPAL_SUCCESS;
 }
@@ -313,6 +372,9 @@ static int traffic_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event
 void ompi_spc_comm_freed(struct ompi_communicator_t *comm)
 {
     ompi_mpit_lock();
+    if (ompi_spc_comm_all && spc_running) {
+        record_comm(comm);
+    }
     for (int id = 0; id < FIRST_HISTOGRAM; ++id) {
         const mca_base_pvar_t *pvar;
         if (!traffic_pvars_registered || traffic_pvar_index[id] < 0 ||
@@ -460,6 +522,12 @@ static void apply_attach_list(void)
         traffic_attached = SPC_CATEGORY_TRAFFIC == spc_category_find(name) &&
                            SPC_SUCCESS == spc_switch_on(SPC_SWITCH_COMM_COUNTERS);
     }
+    if (traffic_attached) {
+        /* the PML makes the storage of communicators added from now on;
+         * MPI_COMM_WORLD and MPI_COMM_SELF were added before MPI_Init got here */
+        ompi_spc_comm_all = true;
+        for_each_comm(create_storage);
+    }
 }
 
 static void apply_timer_sampling(void)
@@ -515,9 +583,16 @@ void ompi_spc_fini(void)
     ompi_spc_events_mpi_finalize();
     /* the live segment's final values are the report's: taken before its traffic */
     spc_live_finalize(ompi_mpi_spc_live_keep);
-    if (ompi_mpi_spc_dump_enabled) {
-        ompi_spc_report(traffic_attached);
+    if (ompi_spc_comm_all) {
+        for_each_comm(record_comm);  /* those still in use */
     }
+    if (ompi_mpi_spc_dump_enabled) {
+        ompi_spc_report(traffic_attached, comm_records, num_comm_records);
+    }
+    free(comm_records);
+    comm_records = NULL;
+    num_comm_records = comm_records_capacity = 0;
+    ompi_spc_comm_all = false;
     spc_running = false;
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
         if (attached[id]) {

@@ -23,9 +23,18 @@ typedef uint64_t ompi_spc_value_t;
  * report and retires the variables (MPI_Finalize). */
 void ompi_spc_init(void);
 void ompi_spc_fini(void);
+/* One communicator's SPC_PER_COMM values when it was freed or MPI_Finalize
+ * began, in its catalogue counters' units (mpi_spc_attach "traffic"). */
+struct ompi_spc_comm_record {
+    uint32_t id;  /* its context id, the same on every rank */
+    int32_t ranks;
+    char name[MPI_MAX_OBJECT_NAME];
+    unsigned long long value[SPC_NUM_COMM_COUNTERS];
+};
 /* The mpi_spc_dump_enabled table and mpi_spc_dump_file CSV (ompi_spc_report.c),
- * with the message-size histograms if they counted (mpi_spc_attach "traffic"). */
-void ompi_spc_report(bool histograms);
+ * with the message-size histograms if they counted, and the communicators'
+ * records, if any, in a second CSV (mpi_spc_attach "traffic"). */
+void ompi_spc_report(bool histograms, const struct ompi_spc_comm_record *comms, int num_comms);
 
 /* Counters bound to communicators (catalogue rows SPC_PER_COMM).  The PML
  * keeps each communicator's storage (ob1: in its mca_pml_ob1_comm_t) and
@@ -43,6 +52,10 @@ extern ompi_spc_comm_storage_fn ompi_spc_comm_storage;
  * catalogue id). */
 typedef bool (*ompi_spc_comm_level_fn)(struct ompi_communicator_t *comm, int counter, int64_t *value);
 extern ompi_spc_comm_level_fn ompi_spc_comm_level;
+/* mpi_spc_attach named "traffic": every communicator keeps its counters
+ * from its creation (the PML creates the storage when it adds one) and the
+ * finalize report writes them. */
+extern bool ompi_spc_comm_all;
 /* The PML calls this before it destroys comm's storage: MPI_T handles bound
  * to comm fail from then on instead of reading freed memory. */
 void ompi_spc_comm_freed(struct ompi_communicator_t *comm);

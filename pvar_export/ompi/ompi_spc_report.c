@@ -4,7 +4,9 @@
  * counter; with mpi_spc_dump_file it also writes every rank's values as CSV.
  * When the message-size histograms counted, both hold them too: the table
  * min / mean / max of each bin that held a message on some rank, the CSV a
- * row per rank and bin, named OMPI_SPC_<HISTOGRAM>_BIN<k>.
+ * row per rank and bin, named OMPI_SPC_<HISTOGRAM>_BIN<k>.  With every
+ * communicator recorded (mpi_spc_attach "traffic"), a second CSV beside the
+ * first (comm_csv_path) holds each rank's communicators' counters.
  */
 #include "ompi_config.h"
 
@@ -170,7 +172,94 @@ static void write_csv(const char *path, const unsigned long long *values, int co
     free(all);
 }
 
-void ompi_spc_report(bool histograms)
+/* The communicators' CSV: the dump file's name with .comms before its
+ * .csv (or .comms.csv added). */
+static void comm_csv_path(const char *dump_file, char *path, size_t size)
+{
+    size_t length = strlen(dump_file);
+    const bool csv = length >= 4 && 0 == strcmp(dump_file + length - 4, ".csv");
+    snprintf(path, size, "%.*s.comms.csv", (int)(csv ? length - 4 : length), dump_file);
+}
+
+/* name as one CSV field: quoted, its quotes doubled */
+static void put_field(FILE *csv, const char *name)
+{
+    fputc('"', csv);
+    for (const char *c = name; *c; ++c) {
+        if ('"' == *c) {
+            fputc('"', csv);
+        }
+        fputc(*c, csv);
+    }
+    fputc('"', csv);
+}
+
+/* Every rank's communicator records to rank 0 (a count each, then the
+ * records as bytes), which writes a row per rank, communicator and counter.
+ * As write_csv, the ranks agree first that rank 0 could allocate. */
+static void write_comm_csv(const char *path, const struct ompi_spc_comm_record *mine, int num_mine,
+                           ompi_communicator_t *world)
+{
+    const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
+    const int record = (int)sizeof *mine;
+    int *counts = NULL, *bytes = NULL, *displacements = NULL, total = 0;
+    struct ompi_spc_comm_record *all = NULL;
+    if (0 == rank) {
+        counts = calloc((size_t)size, sizeof *counts);
+    }
+    world->c_coll->coll_gather(&num_mine, 1, MPI_INT, counts, 1, MPI_INT, 0, world,
+                               world->c_coll->coll_gather_module);
+    int ready = 1, all_ready = 0;
+    if (0 == rank) {
+        bytes = calloc((size_t)size, sizeof *bytes);
+        displacements = calloc((size_t)size, sizeof *displacements);
+        for (int r = 0; NULL != counts && r < size; ++r) {
+            total += counts[r];
+        }
+        all = malloc((size_t)(total > 0 ? total : 1) * sizeof *all);
+        ready = NULL != counts && NULL != bytes && NULL != displacements && NULL != all;
+        for (int r = 0, at = 0; ready && r < size; at += counts[r++]) {
+            bytes[r] = counts[r] * record;
+            displacements[r] = at * record;
+        }
+    }
+    world->c_coll->coll_allreduce(&ready, &all_ready, 1, MPI_INT, MPI_MIN, world,
+                                  world->c_coll->coll_allreduce_module);
+    if (all_ready) {
+        world->c_coll->coll_gatherv(mine, num_mine * record, MPI_BYTE, all, bytes, displacements, MPI_BYTE,
+                                    0, world, world->c_coll->coll_gatherv_module);
+    }
+    if (0 == rank && !all_ready) {
+        opal_output(0, "spc: no memory for the communicators of %d ranks: %s not written", size, path);
+    }
+    FILE *csv = 0 == rank && all_ready ? fopen(path, "w") : NULL;
+    if (0 == rank && all_ready && NULL == csv) {
+        opal_output(0, "spc: cannot write %s: %s", path, strerror(errno));
+    }
+    if (NULL != csv) {
+        fputs("rank,comm_id,comm_name,comm_ranks,counter,value,unit\n", csv);
+        for (int r = 0, at = 0; r < size; at += counts[r++]) {
+            for (int c = at; c < at + counts[r]; ++c) {
+                for (int id = 0; id < SPC_NUM_COMM_COUNTERS; ++id) {
+                    const spc_counter_info *counter = &spc_counter_infos[spc_comm_counter_infos[id].counter];
+                    fprintf(csv, "%d,%u,", r, (unsigned)all[c].id);
+                    put_field(csv, all[c].name);
+                    fprintf(csv, ",%d,%s,%llu,%s\n", (int)all[c].ranks, counter->name, all[c].value[id],
+                            spc_unit_name(counter->unit));
+                }
+            }
+        }
+        if (0 != fclose(csv)) {
+            opal_output(0, "spc: error writing %s: %s", path, strerror(errno));
+        }
+    }
+    free(all);
+    free(displacements);
+    free(bytes);
+    free(counts);
+}
+
+void ompi_spc_report(bool histograms, const struct ompi_spc_comm_record *comms, int num_comms)
 {
     /* the counters, then (if they counted) the histograms' bins */
     unsigned long long values[OMPI_SPC_NUM_COUNTERS + NUM_BINS];
@@ -194,5 +283,13 @@ void ompi_spc_report(bool histograms)
     if (NULL != ompi_mpi_spc_dump_file && '\0' != ompi_mpi_spc_dump_file[0]) {
         write_csv(ompi_mpi_spc_dump_file, values,
                   OMPI_SPC_NUM_COUNTERS + (histograms ? NUM_BINS : 0), world);
+        if (histograms) {  /* "traffic": every communicator was recorded */
+            char path[4096];
+            comm_csv_path(ompi_mpi_spc_dump_file, path, sizeof path);
+            write_comm_csv(path, comms, num_comms, world);
+            if (0 == ompi_comm_rank(world)) {
+                opal_output(0, "spc: every communicator's counters, per rank: %s", path);
+            }
+        }
     }
 }

@@ -3,8 +3,10 @@
 on standard output and the CSV file, that a bad attach name, an unwritable
 CSV path and a bad mpi_spc_timer_sampling give clear messages without
 failing the job, and that sampled timers are reported as estimates; with
-"traffic" attached, the message-size histograms (7 messages of 4 bytes: bin
-3, 4..7 bytes) in the table and the CSV.
+"traffic" attached, the message-size histograms (10 messages of 4 bytes: bin
+3, 4..7 bytes) in the table and the CSV, and the per-communicator CSV:
+7 sends on MPI_COMM_WORLD and 3 on the duplicate "ping dup", freed before
+MPI_Finalize, on rank 0, as many receives on rank 1, 4 bytes each.
 
 usage: check_dump.py MPIRUN DUMP_PING"""
 import csv
@@ -14,7 +16,8 @@ import subprocess
 import sys
 import tempfile
 
-SENDS = 7
+SENDS, DUP_SENDS = 7, 3  # dump_ping.c: on MPI_COMM_WORLD, on its duplicate
+ALL = SENDS + DUP_SENDS
 
 
 def run(mpirun, program, attach, dump_file, *mca):
@@ -35,6 +38,33 @@ def row(text, counter):
     return None
 
 
+def check_comm_csv(path, failures):
+    """Per rank, communicator and counter: the sends and receives of each
+    communicator, named, with its size; MPI_COMM_SELF carried nothing."""
+    try:
+        with open(path) as f:
+            rows = list(csv.DictReader(f))
+    except OSError as error:
+        failures.append(f"no communicators' CSV: {error}")
+        return
+    values = {(r["rank"], r["comm_name"], r["counter"]): int(r["value"]) for r in rows}
+    expected = {}
+    for name, count in (("MPI_COMM_WORLD", SENDS), ("ping dup", DUP_SENDS)):
+        expected.update({("0", name, "OMPI_SPC_SEND"): count, ("1", name, "OMPI_SPC_SEND"): 0,
+                         ("0", name, "OMPI_SPC_RECV"): 0, ("1", name, "OMPI_SPC_RECV"): count,
+                         ("0", name, "OMPI_SPC_BYTES_SENT_USER"): 4 * count,
+                         ("1", name, "OMPI_SPC_BYTES_RECEIVED_USER"): 4 * count,
+                         ("1", name, "OMPI_SPC_UNEXPECTED_IN_QUEUE"): 0})
+    for rank in ("0", "1"):
+        expected[(rank, "MPI_COMM_SELF", "OMPI_SPC_SEND")] = 0
+    wrong = {key: values.get(key) for key, value in expected.items() if values.get(key) != value}
+    if wrong:
+        failures.append(f"communicators' CSV: {wrong}, expected {expected}")
+    sizes = {r["comm_ranks"] for r in rows if r["comm_name"] in ("MPI_COMM_WORLD", "ping dup")}
+    if sizes != {"2"}:
+        failures.append(f"communicators' CSV sizes: {sizes}")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -46,9 +76,9 @@ def main():
         if result.returncode != 0:
             failures.append("the job failed")
         # counter unit min mean max max-rank
-        if row(result.stdout, "OMPI_SPC_SEND") != ["OMPI_SPC_SEND", "calls", "0", "3.5", str(SENDS), "0"]:
+        if row(result.stdout, "OMPI_SPC_SEND") != ["OMPI_SPC_SEND", "calls", "0", f"{ALL / 2:.1f}", str(ALL), "0"]:
             failures.append(f"SEND row: {row(result.stdout, 'OMPI_SPC_SEND')}")
-        if row(result.stdout, "OMPI_SPC_RECV") != ["OMPI_SPC_RECV", "calls", "0", "3.5", str(SENDS), "1"]:
+        if row(result.stdout, "OMPI_SPC_RECV") != ["OMPI_SPC_RECV", "calls", "0", f"{ALL / 2:.1f}", str(ALL), "1"]:
             failures.append(f"RECV row: {row(result.stdout, 'OMPI_SPC_RECV')}")
         if row(result.stdout, "OMPI_SPC_ISEND") is not None:
             failures.append("a counter that was never on is in the table")
@@ -65,8 +95,8 @@ def main():
         values = {(r["rank"], r["counter"]): int(r["value"]) for r in rows}
         if len(rows) != 2 * len({r["counter"] for r in rows}):
             failures.append(f"CSV has {len(rows)} rows, not one per rank and counter")
-        expected = {("0", "OMPI_SPC_SEND"): SENDS, ("1", "OMPI_SPC_SEND"): 0,
-                    ("0", "OMPI_SPC_RECV"): 0, ("1", "OMPI_SPC_RECV"): SENDS}
+        expected = {("0", "OMPI_SPC_SEND"): ALL, ("1", "OMPI_SPC_SEND"): 0,
+                    ("0", "OMPI_SPC_RECV"): 0, ("1", "OMPI_SPC_RECV"): ALL}
         for key, value in expected.items():
             if values.get(key) != value:
                 failures.append(f"CSV {key}: {values.get(key)}, expected {value}")
@@ -87,22 +117,25 @@ def main():
             failures.append("an exact timer is reported as an estimate")
         if "MESSAGE_SIZES" in exact.stdout or any("_BIN" in r["counter"] for r in rows):
             failures.append("histograms reported without \"traffic\" attached")
+        if os.path.exists(os.path.join(folder, "spc.comms.csv")):
+            failures.append("a communicators' CSV without \"traffic\" attached")
         traffic = run(mpirun, program, "SEND,traffic", path)
         for histogram in ("OMPI_SPC_MESSAGE_SIZES_SENT", "OMPI_SPC_MESSAGE_SIZES_RECEIVED"):
             table = traffic.stdout.split(histogram + " (messages by size, 2 ranks)")
             bins = [line.split() for line in table[1].splitlines()[2:4]] if len(table) == 2 else []
-            # one bin held messages: 4..7 bytes, 0 on one rank and 7 on the other
-            if not bins or bins[0] != ["4..7", "0", "3.5", "7"] or (len(bins) > 1 and bins[1] and bins[1][0][0].isdigit()):
+            # one bin held messages: 4..7 bytes, 0 on one rank and all on the other
+            if not bins or bins[0] != ["4..7", "0", f"{ALL / 2:.1f}", str(ALL)] or (len(bins) > 1 and bins[1] and bins[1][0][0].isdigit()):
                 failures.append(f"{histogram} in the table: {bins}")
         with open(path) as f:
             histogram_rows = {(r["rank"], r["counter"]): int(r["value"]) for r in csv.DictReader(f)
                               if "_BIN" in r["counter"]}
-        expected = {("0", "OMPI_SPC_MESSAGE_SIZES_SENT_BIN3"): SENDS,
-                    ("1", "OMPI_SPC_MESSAGE_SIZES_RECEIVED_BIN3"): SENDS}
-        if len(histogram_rows) != 2 * 2 * 65 or sum(histogram_rows.values()) != 2 * SENDS or \
+        expected = {("0", "OMPI_SPC_MESSAGE_SIZES_SENT_BIN3"): ALL,
+                    ("1", "OMPI_SPC_MESSAGE_SIZES_RECEIVED_BIN3"): ALL}
+        if len(histogram_rows) != 2 * 2 * 65 or sum(histogram_rows.values()) != 2 * ALL or \
                 any(histogram_rows.get(key) != value for key, value in expected.items()):
             failures.append(f"CSV histogram rows: {len(histogram_rows)}, "
                             f"non-zero {[(k, v) for k, v in histogram_rows.items() if v]}")
+        check_comm_csv(os.path.join(folder, "spc.comms.csv"), failures)
         zero = run(mpirun, program, "SEND", path, "--mca", "mpi_spc_timer_sampling", "0")
         if zero.returncode != 0 or "mpi_spc_timer_sampling must be 1 or more, not 0" not in \
                 zero.stdout + zero.stderr:
