@@ -29,7 +29,6 @@
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var_group.h"
 #include "opal/mca/base/mca_base_vari.h"
-#include "opal/threads/mutex.h"
 #include "opal/util/output.h"
 #include "spc/live.h"
 #if SPC_ENABLE
@@ -567,8 +566,6 @@ void ompi_spc_init(void)
     spc_papi_register();
 #endif
     apply_timer_sampling();
-    /* MPI_Init has chosen the BTLs: a progress thread of theirs counts too */
-    spc_comm_set_concurrent(opal_using_threads());
     ompi_spc_events_mpi_init(ompi_mpi_thread_multiple);
     register_pvars();
     spc_running = true;

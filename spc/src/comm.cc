@@ -9,12 +9,6 @@
 extern "C" {
 
 uint64_t spc_histograms[SPC_NUM_HISTOGRAMS][SPC_HISTOGRAM_BINS];
-unsigned char spc_comm_concurrent = 1;
-
-void spc_comm_set_concurrent(int concurrent)
-{
-    __atomic_store_n(&spc_comm_concurrent, concurrent ? 1 : 0, __ATOMIC_RELAXED);
-}
 
 void spc_histogram_bin_name(int id, int bin, char *name, size_t size)
 {

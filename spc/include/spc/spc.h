@@ -307,7 +307,7 @@ extern const spc_comm_counter_info spc_comm_counter_infos[SPC_NUM_COMM_COUNTERS]
 int spc_comm_counter_find(const char *name);
 
 /* One communicator's counters and its per-peer arrays.  Its threads share
- * them (spc_comm_concurrent); they are updated only behind
+ * them, hence atomic adds; they are updated only behind
  * SPC_SWITCH_COMM_COUNTERS sites, and only for a communicator someone
  * watches (the others have no storage: NULL). */
 struct __attribute__((aligned(64))) spc_comm {
@@ -327,27 +327,10 @@ void spc_comm_read_peers(const struct spc_comm *comm, int id, uint64_t *values);
 /* Copies histogram id of comm, or the process-wide one if comm is NULL. */
 void spc_histogram_read(const struct spc_comm *comm, int id, uint64_t values[SPC_HISTOGRAM_BINS]);
 
-/* Whether threads may update the same storage at once (the default; Open
- * MPI sets it from opal_using_threads() at MPI_Init: MPI_THREAD_MULTIPLE or
- * a progress thread).  Then an add is a locked read-modify-write; when only
- * one thread at a time is inside MPI it is a load and a store, each still
- * atomic for readers, and costs no locked instruction. */
-extern unsigned char spc_comm_concurrent;
-void spc_comm_set_concurrent(int concurrent);
-
-static inline void spc_shared_add_(uint64_t *slot, uint64_t n)
-{
-    if (__atomic_load_n(&spc_comm_concurrent, __ATOMIC_RELAXED)) {
-        __atomic_fetch_add(slot, n, __ATOMIC_RELAXED);
-    } else {
-        __atomic_store_n(slot, __atomic_load_n(slot, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
-    }
-}
-
 static inline void spc_comm_add(struct spc_comm *comm, int id, uint64_t n)
 {
     if (NULL != comm) {
-        spc_shared_add_(&comm->value[id], n);
+        __atomic_fetch_add(&comm->value[id], n, __ATOMIC_RELAXED);
     }
 }
 
@@ -356,9 +339,9 @@ static inline void spc_comm_add(struct spc_comm *comm, int id, uint64_t n)
 static inline void spc_histogram_add(struct spc_comm *comm, int id, uint64_t bytes)
 {
     int bin = spc_histogram_bin(bytes);
-    spc_shared_add_(&spc_histograms[id][bin], 1);
+    __atomic_fetch_add(&spc_histograms[id][bin], 1, __ATOMIC_RELAXED);
     if (NULL != comm) {
-        spc_shared_add_(&comm->histogram[id][bin], 1);
+        __atomic_fetch_add(&comm->histogram[id][bin], 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -367,7 +350,8 @@ static inline void spc_histogram_add(struct spc_comm *comm, int id, uint64_t byt
 static inline void spc_comm_add_peer(struct spc_comm *comm, int id, int rank, uint64_t n)
 {
     if (NULL != comm && (unsigned)rank < (unsigned)comm->peers) {
-        spc_shared_add_(&comm->peer[(size_t)id * (size_t)comm->peers + (size_t)rank], n);
+        __atomic_fetch_add(&comm->peer[(size_t)id * (size_t)comm->peers + (size_t)rank], n,
+                           __ATOMIC_RELAXED);
     }
 }
 
