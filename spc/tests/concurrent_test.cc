@@ -278,6 +278,36 @@ TEST(Level, IsMaintainedWhetherEnabledOrNot)
     EXPECT_EQ(spc_read(level), before);
 }
 
+// A communicator's storage shared by four threads (MPI_THREAD_MULTIPLE):
+// no add is lost, in its counters, peer arrays and histograms.
+TEST(CommStorage, ThreadsSharingOneCommunicatorLoseNothing)
+{
+    struct spc_comm *comm = spc_comm_create(2);
+    ASSERT_NE(comm, nullptr);
+    constexpr int threads = 4, adds = 100000;
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+        workers.emplace_back([comm, t] {
+            for (int i = 0; i < adds; ++i) {
+                spc_comm_add(comm, SPC_COMM_SEND, 1);
+                spc_comm_add_peer(comm, SPC_PEER_BYTES_SENT, t % 2, 3);
+                spc_histogram_add(comm, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, 4);
+            }
+        });
+    }
+    for (std::thread &w : workers) {
+        w.join();
+    }
+    EXPECT_EQ(spc_comm_read(comm, SPC_COMM_SEND), uint64_t{threads} * adds);
+    uint64_t peers[2], bins[SPC_HISTOGRAM_BINS];
+    spc_comm_read_peers(comm, SPC_PEER_BYTES_SENT, peers);
+    EXPECT_EQ(peers[0], uint64_t{threads / 2} * adds * 3);
+    EXPECT_EQ(peers[1], uint64_t{threads / 2} * adds * 3);
+    spc_histogram_read(comm, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, bins);
+    EXPECT_EQ(bins[3], uint64_t{threads} * adds);
+    spc_comm_destroy(comm);
+}
+
 TEST(Read, RejectsBadIdsAndBuffers)
 {
     EXPECT_EQ(spc_read(-1), 0u);
