@@ -9,7 +9,8 @@ out-of-sequence holds as OUT_OF_SEQUENCE, both read through MPI_T in the
 same run; every arrival searched the posted receives once and every search
 ended, as its search profile counts; its CSV has one row per recorded event, none dropped; pairwise's
 own checks still pass (the application's results are unchanged); the plot
-script draws both figures.  Over comm_constructors (CONSTRUCTORS), which
+script draws both figures; a full disk (the CSV is /dev/full) gives one
+message per rank and the job completes.  Over comm_constructors (CONSTRUCTORS), which
 makes one communicator with each constructor the logger wraps and 3
 unexpected messages on each, rank 1's CSV holds exactly 3 unexpected
 inserts, tags 0..2, on each of them.  Then misuse: an unknown name in SPC_EVENTS is
@@ -124,6 +125,19 @@ def main():
               "with an unwritable folder the job completes and its checks pass")
         check(result.stderr.count("cannot create the folder") == 2,
               f"one message per rank names the folder: {result.stderr[-1000:]}")
+
+        # a full disk: each rank's CSV is /dev/full
+        full = os.path.join(work, "full")
+        os.makedirs(full)
+        for rank in (0, 1):
+            os.symlink("/dev/full", os.path.join(full, f"spc-events.{rank}.csv"))
+        result = run(mpirun, logger, pairwise, transport, full)
+        check(result.returncode == 0 and '"ok": true' in result.stdout,
+              "with a full disk the job completes and its checks pass")
+        check(result.stderr.count("No space left on device") == 2,
+              f"one message per rank says the disk is full: {result.stderr[-1000:]}")
+        check(all(os.path.exists(os.path.join(full, f"spc-events.{rank}.profile")) for rank in (0, 1)),
+              "the profiles are still written")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if FAILURES:
