@@ -120,10 +120,13 @@ static int num_sources;                              /* atomic */
 static int next_claim;                               /* sources lock */
 static pthread_mutex_t delivery_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static __thread struct source *my_source;
-static __thread int my_depth;                 /* raises and deliveries we are inside */
-static __thread int my_callbacks;             /* user callbacks we are inside */
-static __thread const spc_ev_instance *my_instance;
+/* Initial-exec, as the counters' thread blocks (spc.h): a raise reads them
+ * without a call to __tls_get_addr, which libmpi's default model needs. */
+#define THREAD_LOCAL __thread __attribute__((tls_model("initial-exec")))
+static THREAD_LOCAL struct source *my_source;
+static THREAD_LOCAL int my_depth;                 /* raises and deliveries we are inside */
+static THREAD_LOCAL int my_callbacks;             /* user callbacks we are inside */
+static THREAD_LOCAL const spc_ev_instance *my_instance;
 
 /* ---- sources and grace periods --------------------------------------------- */
 
