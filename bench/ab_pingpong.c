@@ -3,7 +3,7 @@
  * noise.  One pair of processes alternates blocks of round trips with a set
  * of counters on and off (through MPI_T) and compares the blocks.
  *
- * usage: mpirun -np 2 ab_pingpong [--counters all|comm|NAME,NAME,...]
+ * usage: mpirun -np 2 ab_pingpong [--counters all|comm|comm-untimed|NAME,NAME,...]
  *        [--size BYTES] [--round-trips B] [--pairs P] [--warmup-pairs N]
  * Output (rank 0): one JSON line with every block (state, round trips,
  * seconds), then lines starting with "#"; exit status BENCH_EXIT_*.
@@ -18,7 +18,7 @@
 #include "mpi_bench.h"
 
 struct options {
-    const char *counters; /* "all", "comm", or a comma list of names without OMPI_SPC_ */
+    const char *counters; /* "all", "comm", "comm-untimed", or names without OMPI_SPC_ */
     int size, round_trips, pairs, warmup_pairs;
 };
 
@@ -27,7 +27,8 @@ static const char usage_text[] =
     "                                [--pairs P] [--warmup-pairs N]\n"
     "  --counters LIST   counters toggled: all (default), or names such as SEND,MATCH_TIME;\n"
     "                    comm: instead every variable bound to a communicator, on\n"
-    "                    MPI_COMM_WORLD (the ping-pong's), counters, arrays, histograms\n"
+    "                    MPI_COMM_WORLD (the ping-pong's), counters, arrays, histograms;\n"
+    "                    comm-untimed: the same without MATCH_TIME (its timer)\n"
     "  --size BYTES      message size (1)\n"
     "  --round-trips B   timed round trips per block (1000)\n"
     "  --pairs P         measured pairs of blocks, one on and one off each (100)\n"
@@ -105,8 +106,9 @@ static void allocate_handle(const struct spc_pvar_info *pvar, void *context)
                        "MPI_T_pvar_start returns MPI_T_ERR_PVAR_NO_STARTSTOP, so MPI_T cannot "
                        "turn a counter on or off, and only mpi_spc_attach at MPI_Init can");
     }
-    const bool comm = 0 == strcmp(wanted->counters, "comm");
-    if (comm != wanted->bound ||
+    const bool untimed = 0 == strcmp(wanted->counters, "comm-untimed");
+    const bool comm = untimed || 0 == strcmp(wanted->counters, "comm");
+    if (comm != wanted->bound || (untimed && MPI_T_PVAR_CLASS_TIMER == pvar->var_class) ||
         (!comm && 0 != strcmp(wanted->counters, "all") && !in_list(wanted->counters, pvar->name))) {
         return;
     }

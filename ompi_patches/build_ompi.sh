@@ -9,8 +9,11 @@
 #   spc       our patch series and SPC core, SPC compiled in
 #   nospc     the same patched tree with SPC compiled out: the overhead baseline
 #   upstream  unpatched 4.1.4 with its own --enable-spc
+#   spcdso    spc with components as loadable objects (no --disable-dlopen):
+#             the pml and coll monitoring components (seed 003) exist only so
+#             (ompi/mca/pml/monitoring/configure.m4); for comparing with them
 #
-# All three use the same configure flags except the SPC choice.  Each variant
+# All use the same configure flags except the SPC choice (and spcdso's).  Each variant
 # keeps one fixed prefix and work folder, so the configure line and paths stay
 # the same from one version to the next and ccache serves every file a change
 # did not touch.  Environment: SPC_CACHE (default /var/cache/ompi-spc), the one
@@ -29,7 +32,7 @@ esac
 variant=${1:-}
 cache=${SPC_CACHE:-/var/cache/ompi-spc}
 case "$variant" in
-    spc | nospc | upstream) ;;
+    spc | nospc | upstream | spcdso) ;;
     "") [ "$mode" = where ] && { echo "$cache"; exit 0; }
         echo "build_ompi.sh: missing variant" >&2; usage >&2; exit 2 ;;
     -h | --help) usage; exit 0 ;;
@@ -85,9 +88,16 @@ configure_flags=(
     "--with-package-string=Open MPI 4.1.4 (ompi-spc $variant)"
 )
 case "$variant" in
-    spc | upstream) configure_flags+=(--enable-spc) ;;
+    spc | upstream | spcdso) configure_flags+=(--enable-spc) ;;
     nospc) configure_flags+=(--disable-spc) ;;
 esac
+if [ "$variant" = spcdso ]; then
+    kept=()
+    for flag in "${configure_flags[@]}"; do
+        [ "$flag" = --disable-dlopen ] || kept+=("$flag")
+    done
+    configure_flags=("${kept[@]}")
+fi
 
 ours=()
 configure_env=()
@@ -103,7 +113,7 @@ if [ "$variant" != upstream ]; then
     # Every Open MPI library and program links the core; with SPC compiled
     # in, also its PAPI export (MPI_Init calls it: pvar_export/ompi/ompi_spc.c).
     libs=-lspc
-    if [ "$variant" = spc ]; then
+    if [ "$variant" != nospc ]; then
         libs="-lspc_papi -lspc"
     fi
     configure_env=(CPPFLAGS="-I$prefix/include" LDFLAGS="-L$prefix/lib -Wl,-rpath,$prefix/lib"
@@ -149,7 +159,7 @@ tree=$work/openmpi-4.1.4
 if [ "$variant" != upstream ]; then
     say "building the SPC core into $prefix"
     logged meson setup "$work/spc-core" "$repo" --prefix="$prefix" --libdir=lib -Dbuildtype=release \
-        -Dspc=$([ "$variant" = spc ] && echo enabled || echo disabled)
+        -Dspc=$([ "$variant" = nospc ] && echo disabled || echo enabled)
     logged meson install -C "$work/spc-core"
 
     say "applying ompi_patches/series"
