@@ -234,7 +234,7 @@ static bool comm_value(ompi_communicator_t *comm, const struct spc_comm *storage
 }
 
 /* Appends comm's values to comm_records (a communicator with no storage
- * has none); a failed allocation loses this record, said once. */
+ * has none); a failed allocation loses this record and says so. */
 static void record_comm(ompi_communicator_t *comm)
 {
     struct spc_comm *storage = storage_of(comm, false);
