@@ -77,6 +77,10 @@ int main(int argc, char **argv)
     OK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &other, &yes, 1, &other, &yes, MPI_INFO_NULL, 0,
                                       &made[11]));
     OK(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &world_rank, &yes, &other, &yes, MPI_INFO_NULL, 0, &made[12]));
+    /* The logger's handles on a communicator exist once its constructor
+     * returned on that rank: without this barrier rank 0's first messages
+     * could reach rank 1 before, and their events would not be seen. */
+    OK(MPI_Barrier(MPI_COMM_WORLD));
     for (int i = 0; i < NUM; ++i) {
         unexpected_traffic(made[i]);
     }
