@@ -23,7 +23,7 @@ modes:
               counter; analysis/live_plot.py draws it.
   prometheus  Debian's prometheus scrapes spc-exporter: the query API returns
               exactly each rank's SEND of a held job, labelled by rank.
-  nodes       two simulated nodes (../shared/tools/simnodes), one exporter per
+  nodes       two simulated nodes (tools/spc-simnodes), one exporter per
               node, one Prometheus: the sum over ranks of SEND is the job's
               total, and each series carries its node's name."""
 import argparse
@@ -502,24 +502,27 @@ def nodes(args):
     simnodes = args.simnodes
     folder = os.path.join(args.scratch, "simnodes")
     live = fresh_dir(args, "nodes")
-    up = subprocess.run([simnodes, "up", "2", folder], capture_output=True, text=True)
+    if os.path.exists(os.path.join(folder, "nodes")):  # left by a killed run
+        subprocess.run([simnodes, "down", folder], capture_output=True)
+    # A tag and subnet of this test's own, apart from a user's default nodes.
+    up = subprocess.run([simnodes, "up", "2", folder, "--tag", "spclt", "--net", "10.77.9"],
+                        capture_output=True, text=True)
     print(up.stdout + up.stderr)
     if up.returncode != 0:
-        fail(f"simnodes up failed (it needs root): {up.stderr}")
+        fail(f"spc-simnodes up failed (it needs root): {up.stderr}")
     exporters, server, job = [], None, None
     try:
         port = 9466
-        for k in (1, 2):
-            address = f"10.77.0.{10 + k}"
-            wrap = ["ip", "netns", "exec", f"simnode{k}", "unshare", "--uts", "sh", "-c",
-                    f'hostname n{k}; exec "$0" "$@"']
+        with open(os.path.join(folder, "nodes")) as f:
+            addresses = [line.split()[1] for line in f]
+        for k, address in enumerate(addresses, 1):
+            wrap = [simnodes, "run", folder, str(k)]
             exporters.append(Exporter(args, live, listen=f"{address}:{port}", wrap=wrap))
         server = Prometheus(args, [e.address for e in exporters])
         prefix = os.path.dirname(os.path.dirname(args.mpirun))
-        job = Job(args, live, [N], btl="self,tcp", mpirun_args=[
-            "--hostfile", os.path.join(folder, "hostfile"), "--mca", "plm_rsh_agent",
-            os.path.join(folder, "rsh-agent"), "--prefix", prefix,
-            "--mca", "oob_tcp_if_include", "10.77.0.0/24", "--mca", "btl_tcp_if_include", "10.77.0.0/24"])
+        with open(os.path.join(folder, "mpirun-args")) as f:
+            placement = f.read().split()
+        job = Job(args, live, [N], btl="self,tcp", mpirun_args=placement + ["--prefix", prefix])
         job.wait_ready(0)
         total = server.wait_for('sum(ompi_spc_send_total)', lambda r: r and float(r[0]["value"][1]) == 2 * N)
         check(total and float(total[0]["value"][1]) == 2 * N, f"the sum over ranks of SEND is the job's {2 * N}")
@@ -536,7 +539,7 @@ def nodes(args):
             server.stop()
         for exporter in exporters:
             exporter.stop()
-        subprocess.run([simnodes, "down", "2"], capture_output=True)
+        subprocess.run([simnodes, "down", folder], capture_output=True)
 
 
 def main():
@@ -546,7 +549,7 @@ def main():
     for name in ("mpirun", "job", "top", "record", "exporter", "scratch"):
         parser.add_argument("--" + name, required=True)
     parser.add_argument("--plot", help="analysis/live_plot.py (record)")
-    parser.add_argument("--simnodes", help="../shared/tools/simnodes (nodes)")
+    parser.add_argument("--simnodes", help="tools/spc-simnodes (nodes)")
     parser.add_argument("--btl", default="vader")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--unexpected", type=int, default=0)
