@@ -53,6 +53,7 @@ def main():
     parser.add_argument("folder")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
     events = load(args.folder)
     start = events["seconds"].min()
     unexpected = events[events["event"].isin(["unexpected_insert", "unexpected_remove"])]

@@ -7,6 +7,7 @@ targets are stated in.
 usage: microbench_table.py BENCH_JSON [BENCH_JSON ...] [--out OUTPUT_MD]"""
 import argparse
 import json
+import os
 import statistics
 import sys
 
@@ -108,6 +109,7 @@ def main():
                  f"{context.get('library_build_type', '?')}.")
     text = "\n".join(lines) + "\n"
     if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w") as f:
             f.write(text)
     sys.stdout.write(text)
