@@ -36,12 +36,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      epilog="Results in DIR: meta.json, runs.jsonl, raw.tar.xz (LAMMPS's output).")
     parser.add_argument("--rounds", type=int, default=5, help="runs of each configuration (default 5)")
+    parser.add_argument("--steps", type=int, default=300, help="time steps of the melt (default 300, the README's)")
     parser.add_argument("--configurations", default=",".join(CONFIGURATIONS),
                         help=f"comma list (default {','.join(CONFIGURATIONS)})")
     campaign.add_arguments(parser, timeout=300, out_hint="results/lammps/<UTC time>")
     args = parser.parse_args()
-    if args.rounds < 1:
-        parser.error("--rounds must be at least 1")
+    if args.rounds < 1 or args.steps < 1:
+        parser.error("--rounds and --steps must be at least 1")
     configs = [study.configuration(k.strip()) for k in args.configurations.split(",") if k.strip()]
     lmp = shutil.which("lmp")
     if lmp is None:
@@ -53,13 +54,14 @@ def main():
     out = campaign.output_folder(args.out, "lammps")
     vader = study.transport("vader")
     items = [campaign.Item(c.key, c.build, {"configuration": c.key}) for c in configs]
-    settings = {"lmp": lmp, "input": INPUT, "transport": vader.name, "ranks": 2, "timeout": args.timeout}
+    settings = {"lmp": lmp, "input": INPUT, "transport": vader.name, "ranks": 2, "steps": args.steps,
+                "timeout": args.timeout}
     with campaign.Campaign(out, "lammps", builds, items, args.rounds, args.seed, settings) as runs:
         for run in runs.pending():
             config = study.configuration(run.item.fields["configuration"])
             prefix = builds[config.build].prefix
             command = study.mpirun(prefix, config, vader) + [
-                "-x", "LD_LIBRARY_PATH", lmp, "-in", spc_input, "-log", "none"]
+                "-x", "LD_LIBRARY_PATH", lmp, "-in", spc_input, "-var", "steps", str(args.steps), "-log", "none"]
             runs.execute(run, command, args.timeout, judge=judge, label=config.name,
                          env={"LD_LIBRARY_PATH": os.path.join(prefix, "lib")})
     print(f"saved: {out}\ntable: /usr/bin/python3 analysis/lammps_report.py {out}")

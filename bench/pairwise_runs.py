@@ -36,6 +36,7 @@ SETUPS = [
 ]
 
 PROFILES = {
+    "smoke": {"rounds": 1, "threads": [1, 2], "iterations": 5, "warmup": 1},  # runs and checks, no measurement
     "short": {"rounds": 2, "threads": [1, 2, 4, 8], "iterations": 100, "warmup": 10},
     "full": {"rounds": 10, "threads": [1, 2, 4, 8], "iterations": 100, "warmup": 10},
 }
@@ -45,7 +46,7 @@ PROFILES = {
 # that core while the other rank's core idles; unbound, any runnable thread of
 # either rank can use any idle core, the closest this machine comes to the
 # paper's one core per thread.
-EPILOG = """Profiles: short = 2 rounds, full = 10 rounds; both T = 1 2 4 8, I = 100, warm-up 10.
+EPILOG = """Profiles: smoke = 1 round of T = 1 2, I = 5, warm-up 1 (that it runs); short = 2 rounds, full = 10 rounds; both T = 1 2 4 8, I = 100, warm-up 10.
 Setups: """ + "; ".join(f"{s.key}: {s.name}" for s in SETUPS) + """.
 Results in DIR: meta.json, runs.jsonl (one record per run, the program's JSON
 line as its result), raw.tar.xz (each run's output), bin/ (the program, per build)."""
@@ -54,7 +55,7 @@ line as its result), raw.tar.xz (each run's output), bin/ (the program, per buil
 def arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--profile", choices=sorted(PROFILES), default="short", help="short (default) or full")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="short", help="smoke, short (default) or full")
     parser.add_argument("--setups", default=",".join(s.key for s in SETUPS),
                         help="comma list of setups (default: all)")
     parser.add_argument("--threads", help="comma list of threads per rank (default 1,2,4,8)")

@@ -304,6 +304,22 @@ def read_records(folder):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def record_problems(folder):
+    """Why the campaign in FOLDER is not a complete record of good runs: no
+    meta.json, planned runs not recorded, runs that ended otherwise than ok
+    (or not-applicable, which is an answer).  Empty when it is one."""
+    try:
+        with open(os.path.join(folder, "meta.json")) as f:
+            plan = json.load(f)["plan"]
+    except (OSError, ValueError, KeyError) as error:
+        return [f"{folder}: no readable meta.json with a plan ({error})"]
+    records = {r["key"]: r for r in read_records(folder)}
+    found = [f"{folder}: {len([k for k in plan if k not in records])} of {len(plan)} planned runs not recorded"
+             ] if any(k not in records for k in plan) else []
+    return found + [f"{folder}: run {key} {r['status']}: {r.get('reason', '')}" for key, r in records.items()
+                    if r["status"] not in ("ok", "not-applicable")]
+
+
 def report_main(doc, make):
     """main() of a report script taking one campaign folder: MAKE(out, ok_records)
     returns the markdown it writes to OUT/summary.md and prints."""
@@ -646,3 +662,12 @@ class Campaign:
             self.check_build(item.build)
         return record
 
+
+if __name__ == "__main__":
+    # campaign.py check DIR...: exit 1, naming what is wrong, unless every
+    # DIR holds a complete record of good runs (run.sh checks each step so).
+    if len(sys.argv) < 3 or sys.argv[1] != "check":
+        sys.exit("usage: campaign.py check DIR...")
+    wrong = [problem for folder in sys.argv[2:] for problem in record_problems(folder)]
+    print("\n".join(wrong) or f"complete: {', '.join(sys.argv[2:])}")
+    sys.exit(1 if wrong else 0)

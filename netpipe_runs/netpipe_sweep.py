@@ -18,6 +18,10 @@ import study  # noqa: E402
 # (full: 15 s, a tcp bandwidth sweep).  Measured on a quiet machine: short
 # about 1.2 minutes, full about 2 minutes per round.
 PROFILES = {
+    # smoke: that every configuration runs and is recorded, not a measurement.
+    "smoke": {"rounds": 1, "timeout": 120, "sweeps": {
+        "latency": {"low": 1, "high": 1024, "repeats": {"vader": 200, "tcp": 50}},
+        "bandwidth": {"low": 65536, "high": 262144, "repeats": {"vader": 5, "tcp": 3}}}},
     "short": {"rounds": 3, "timeout": 120, "sweeps": {
         "latency": {"low": 1, "high": 65536, "repeats": {"vader": 3000, "tcp": 500}},
         "bandwidth": {"low": 65536, "high": 8388608, "repeats": {"vader": 20, "tcp": 10}}}},
