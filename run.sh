@@ -1,42 +1,59 @@
 #!/usr/bin/env bash
-# The main job: installs what it needs, builds the three Open MPI builds, shows
-# the counters at work, then runs the overhead study of the SPC paper on our
-# counters and upstream's.  ./run.sh --help lists the steps and what they save.
+# The main job: installs what it needs, builds Open MPI with our counters, shows
+# them at work, then runs the overhead study of the SPC paper on our counters
+# and upstream's.  ./run.sh --help lists the steps and what they save.
 set -uo pipefail
 cd "$(dirname "$0")" || exit 2
 
-all_steps="demo,microbench,callgrind,netpipe,pairwise,ab,lammps"
+# Steps in the order they run, and the Open MPI builds each needs: the spc
+# build's steps come first, so a new user sees counters after one build.
+all_steps="demo,microbench,ab,callgrind,netpipe,pairwise,lammps"
+declare -A step_builds=(
+    [demo]="spc" [microbench]="spc" [ab]="spc"
+    [callgrind]="spc nospc upstream" [netpipe]="spc nospc upstream"
+    [pairwise]="spc nospc upstream" [lammps]="spc nospc upstream")
+timed_steps=" microbench ab netpipe pairwise lammps "  # they measure time: no build runs beside them
 usage() {
     cat <<USAGE
-usage: ./run.sh [--profile short|full] [--only STEPS] [--out DIR]
-  --profile short|full  short (default): 2 to 4 minutes here, 3 rounds, for a
-                        look; full: 10 rounds of everything, about 20 minutes here
-  --only STEPS          comma list of steps to run (default: $all_steps)
-  --out DIR             where results go (default results/<UTC time>, inside this
-                        repository, where a run worth keeping is committed from)
+usage: ./run.sh [--profile smoke|short|full] [--only STEPS] [--out DIR]
+  --profile PROFILE  smoke: every step once at its smallest size (what CI runs;
+                     a check that everything works, not a measurement);
+                     short (default): 3 rounds, for a look; full: 10 rounds
+                     of everything.  Measured times are in the README.
+  --only STEPS       comma list of steps to run (default: $all_steps)
+  --out DIR          where results go (default results/<UTC time>, inside this
+                     repository, where a run worth keeping is committed from)
+
+Open MPI is built as the steps need it (ompi_patches/build_ompi.sh, cached
+by content hash): spc before the first step; nospc and upstream, if a chosen
+step compares with them, alongside it in the background at a lower priority,
+paused while a step measures time, and waited for by the first step that
+needs them.  The demo runs as soon as spc is built.
 
 Steps, each saved in its folder of DIR:
   demo        an MPI program's counters read through MPI_T and PAPI, and the
               finalize report (output.txt); read from outside while it runs
-              by spc-record and spc-top (live.txt, live.csv)
-  microbench  fast-path and read micro-benchmarks: JSON of every repetition, table.md
-  callgrind   instructions per message in PMPI_Send and the receive match path
-              (summary.md)
+              by spc-record and spc-top (live.txt, live.csv)         [spc]
+  microbench  fast-path and read micro-benchmarks: JSON of every repetition,
+              table.md                                               [spc]
+  ab          the in-process A/B ping-pong (counters on and off in one pair
+              of processes)                                          [spc]
+  callgrind   instructions per message in PMPI_Send and the receive match
+              path (summary.md)                        [spc nospc upstream]
   netpipe     NetPIPE latency and bandwidth sweeps: overhead figures,
-              netpipe_summary.md
-  pairwise    the multi-threaded pairwise benchmark (Table 3) and message rates
-              (report.md, with the A/B's tables)
-  ab          the in-process A/B ping-pong (counters on and off in one pair of
-              processes)
+              netpipe_summary.md                       [spc nospc upstream]
+  pairwise    the multi-threaded pairwise benchmark (Table 3) and message
+              rates (report.md, with the A/B's tables) [spc nospc upstream]
   lammps      Debian's unchanged LAMMPS on each build: loop time per
-              configuration (summary.md)
-The campaign steps (callgrind, netpipe, pairwise, ab, lammps) also keep meta.json,
-runs.jsonl (one record per run) and raw.tar.xz (every run's raw output).
-DIR/summary.md gathers every table with the date, machine and command;
-DIR/meta.json has the machine and builds.  The Open MPI builds are brought up
-to date first and the study runs in them as they are then: a build replaced
-before or while a step runs stops that step with a message.  A step that fails is recorded and the others still run; the exit
-status is non-zero if any failed.
+              configuration (summary.md)               [spc nospc upstream]
+The campaign steps (ab, callgrind, netpipe, pairwise, lammps) also keep
+meta.json, runs.jsonl (one record per run) and raw.tar.xz (every run's raw
+output).  DIR/summary.md gathers every table with the date, machine and
+command; DIR/meta.json has the machine and builds.  The study runs in the
+builds as they were when each was brought up to date: a build replaced before
+or while a step runs stops that step with a message.  A step that fails, or
+that leaves no record, is reported and the others still run; the exit status
+is non-zero if any failed.
 USAGE
 }
 
@@ -53,32 +70,108 @@ while [ $# -gt 0 ]; do
     esac
 done
 case "$profile" in
-    short) repetitions=3 min_time=0.05 messages=2000 lammps_rounds=1 ;;
-    full) repetitions=10 min_time=0.2 messages=20000 lammps_rounds=5 ;;
-    *) echo "run.sh: --profile must be short or full, not '$profile'" >&2; exit 2 ;;
+    smoke) repetitions=1 min_time=0.01 messages=200 lammps_rounds=1 lammps_steps=20 ;;
+    short) repetitions=3 min_time=0.05 messages=2000 lammps_rounds=1 lammps_steps=300 ;;
+    full) repetitions=10 min_time=0.2 messages=20000 lammps_rounds=5 lammps_steps=300 ;;
+    *) echo "run.sh: --profile must be smoke, short or full, not '$profile'" >&2; exit 2 ;;
 esac
-IFS=, read -r -a chosen <<<"$steps"
-for step in "${chosen[@]}"; do
+IFS=, read -r -a asked <<<"$steps"
+for step in "${asked[@]}"; do
     [[ ",$all_steps," == *",$step,"* ]] || { echo "run.sh: unknown step '$step' (steps: $all_steps)" >&2; exit 2; }
+done
+chosen=()  # the asked steps, in the order of all_steps
+IFS=, read -r -a ordered <<<"$all_steps"
+for step in "${ordered[@]}"; do
+    [[ ",$steps," == *",$step,"* ]] && chosen+=("$step")
 done
 mkdir -p "$out" || { echo "run.sh: cannot create $out" >&2; exit 2; }
 out=$(cd "$out" && pwd)
-command_line="./run.sh --profile $profile --only $steps --out $out"
+command_line="./run.sh --profile $profile --only $(IFS=,; echo "${chosen[*]}") --out $out"
 analysis=/usr/bin/python3  # Debian's pandas and matplotlib import only under it
 failed=()
+started=$(date +%s)
+elapsed() { echo "$(($(date +%s) - started)) s"; }
 
 ./install_deps.sh || { echo "run.sh: installing the Debian packages failed" >&2; exit 1; }
-echo "== Open MPI builds spc, nospc, upstream (cached by content hash; a cold one takes 8 to 16 minutes)"
-# The study runs in these builds, as they are now: every step checks that
-# none was replaced since (the campaigns' --use-builds).
-use_builds=
-for variant in spc nospc upstream; do
-    prefix=$(ompi_patches/build_ompi.sh "$variant" | tail -1) || { echo "run.sh: the $variant build failed" >&2; exit 1; }
-    use_builds+="${use_builds:+,}$variant=$(cat "$prefix/.built")"
-    [ "$variant" = spc ] && spc_prefix=$prefix
-done
-cache=$(ompi_patches/build_ompi.sh --where)
 mapfile -t root_env < <(grep -Ev '^[[:space:]]*(#|$)' ompi_patches/run_as_root.env)
+
+# use_builds: VARIANT=HASH of every build brought up to date so far; the
+# study runs in exactly these (the campaigns' --use-builds) and never
+# starts a build under a running step.
+use_builds=
+declare -A built=() building=()
+# The builds the chosen steps need besides spc start at once, in the
+# background at a lower priority (nice 10), each in a process group of its
+# own: spc, which the first steps need, keeps the cores, and the others use
+# what it leaves idle (a configure is one process, make waits on links),
+# compiling mostly from ccache behind it.  A step that measures time pauses
+# them while it runs (SIGSTOP), so that no measurement shares the machine
+# with a build.
+start_building() {
+    local variant
+    for variant in "$@"; do
+        [ -n "${built[$variant]:-}${building[$variant]:-}" ] && continue
+        setsid nice -n 10 ompi_patches/build_ompi.sh "$variant" >"$out/.prefix-$variant" &
+        building[$variant]=$!
+    done
+}
+signal_building() {  # signal_building SIGNAL: to every build still running in the background
+    local variant
+    for variant in "${!building[@]}"; do
+        kill "-$1" -- "-${building[$variant]}" 2>/dev/null
+    done
+}
+trap 'signal_building CONT; signal_building TERM' EXIT
+# need VARIANT...: every one built: waits for those building in the
+# background, builds the others (build_ompi.sh, cached by content hash).
+need() {
+    local variant prefix status=0
+    for variant in "$@"; do
+        [ -n "${built[$variant]:-}" ] && continue
+        if [ -n "${building[$variant]:-}" ]; then
+            echo "== waiting for the Open MPI build $variant ($(elapsed) so far)"
+            kill -CONT -- "-${building[$variant]}" 2>/dev/null
+            wait "${building[$variant]}"
+        else
+            echo "== Open MPI build $variant ($(elapsed) so far; cached by content hash, a cold one takes" \
+                 "minutes: see the README)"
+            ompi_patches/build_ompi.sh "$variant" >"$out/.prefix-$variant"
+        fi
+        local exit_status=$?
+        unset "building[$variant]"
+        prefix=$(tail -1 "$out/.prefix-$variant" 2>/dev/null)
+        rm -f "$out/.prefix-$variant"
+        if [ "$exit_status" -ne 0 ] || [ ! -f "$prefix/.built" ]; then
+            echo "run.sh: the $variant build failed" >&2
+            status=1
+            continue
+        fi
+        built[$variant]=$prefix
+        use_builds+="${use_builds:+,}$variant=$(cat "$prefix/.built")"
+        write_meta || status=1
+    done
+    return $status
+}
+write_meta() {
+    python3 - "$out/meta.json" "$command_line" "$profile" "$use_builds" >/dev/null <<'PY'
+import json, sys
+sys.path.insert(0, "netpipe_runs")
+import study
+builds = {v.split("=")[0]: study.build_info(study.where(v.split("=")[0])) for v in sys.argv[4].split(",")}
+with open(sys.argv[1], "w") as f:
+    json.dump({"command": sys.argv[2], "profile": sys.argv[3], "machine": study.machine(), "builds": builds}, f,
+              indent=2)
+PY
+}
+needed=()
+for step in "${chosen[@]}"; do
+    read -r -a variants <<<"${step_builds[$step]}"
+    needed+=("${variants[@]}")
+done
+start_building $(printf '%s\n' "${needed[@]}" | grep -vx spc | sort -u)
+need spc || exit 1
+spc_prefix=${built[spc]}
+cache=$(ompi_patches/build_ompi.sh --where)
 
 # The study's programs come from one build folder, built against the cached
 # spc build (for the PAPI and MPI_T read benchmark).
@@ -96,6 +189,7 @@ configured() {
 configure_study_build() {
     local log=$study_build.setup.log option stale=()
     local flags=("${study_options[@]/#/-D}")
+    mkdir -p "$(dirname "$study_build")" || { echo "run.sh: cannot create $(dirname "$study_build")" >&2; return 1; }
     if [ ! -f "$study_build/build.ninja" ]; then
         meson setup "$study_build" "${flags[@]}" >"$log" 2>&1 && return 0
         echo "run.sh: meson setup of $study_build failed; last lines of $log:" >&2
@@ -113,18 +207,9 @@ configure_study_build() {
     tail -20 "$log" >&2
     return 1
 }
+echo "== the study's programs in $study_build ($(elapsed) so far)"
 configure_study_build || exit 1
 ninja -C "$study_build" bench/spc_bench bench/spc_read_bench bench/spc_demo >/dev/null || { echo "run.sh: building the benchmarks failed" >&2; exit 1; }
-
-python3 - "$out/meta.json" "$command_line" "$profile" >/dev/null <<'PY' || exit 1
-import json, sys
-sys.path.insert(0, "netpipe_runs")
-import study
-builds = {v: study.build_info(study.where(v)) for v in study.VARIANTS}
-with open(sys.argv[1], "w") as f:
-    json.dump({"command": sys.argv[2], "profile": sys.argv[3], "machine": study.machine(), "builds": builds}, f,
-              indent=2)
-PY
 
 mpirun_spc() { env "${root_env[@]}" "$spc_prefix/bin/mpirun" "$@"; }
 demo() {
@@ -161,18 +246,46 @@ microbench() {
     $analysis analysis/microbench_table.py "$out/microbench/bench.json" "$out/microbench/reads.json" \
         --out "$out/microbench/table.md"
 }
-# The campaigns run in the builds of this study or stop: never a rebuild under a running study.
+# The campaigns run in the builds of this study or stop: never a rebuild under a running step.
 callgrind() { python3 bench/callgrind_counts.py --use-builds "$use_builds" --messages "$messages" --out "$out/callgrind"; }
 netpipe() { python3 netpipe_runs/netpipe_sweep.py --use-builds "$use_builds" --profile "$profile" --out "$out/netpipe"; }
 pairwise() { python3 bench/pairwise_runs.py --use-builds "$use_builds" --profile "$profile" --out "$out/pairwise"; }
 ab() { python3 bench/ab_runs.py --use-builds "$use_builds" --profile "$profile" --out "$out/ab"; }
-lammps() { python3 bench/lammps_runs.py --use-builds "$use_builds" --rounds "$lammps_rounds" --out "$out/lammps"; }
+lammps() {
+    python3 bench/lammps_runs.py --use-builds "$use_builds" --rounds "$lammps_rounds" --steps "$lammps_steps" \
+        --out "$out/lammps"
+}
 
-started=$(date +%s)
+# recorded STEP: whether STEP left the record it is for (a campaign: every
+# planned run in runs.jsonl; demo and microbench: their outputs).
+recorded() {
+    case "$1" in
+        demo) [ -s "$out/demo/output.txt" ] && [ -s "$out/demo/live.csv" ] ;;
+        microbench) [ -s "$out/microbench/table.md" ] ;;
+        *) python3 netpipe_runs/campaign.py check "$out/$1" ;;
+    esac
+}
+
 for k in "${!chosen[@]}"; do
     step=${chosen[$k]}
-    echo "== step $((k + 1)) of ${#chosen[@]}: $step ($(($(date +%s) - started)) s so far)"
-    "$step" || { failed+=("$step"); echo "run.sh: step $step failed; going on" >&2; }
+    read -r -a builds_needed <<<"${step_builds[$step]}"
+    if ! need "${builds_needed[@]}"; then
+        failed+=("$step")
+        echo "run.sh: step $step needs the builds ${builds_needed[*]}; going on without it" >&2
+        continue
+    fi
+    echo "== step $((k + 1)) of ${#chosen[@]}: $step ($(elapsed) so far)"
+    [[ $timed_steps == *" $step "* ]] && signal_building STOP
+    "$step"
+    step_status=$?
+    signal_building CONT
+    if [ "$step_status" -ne 0 ]; then
+        failed+=("$step")
+        echo "run.sh: step $step failed; going on" >&2
+    elif ! recorded "$step"; then
+        failed+=("$step")
+        echo "run.sh: step $step left no complete record in $out/$step; going on" >&2
+    fi
 done
 
 echo "== reports"
@@ -191,7 +304,7 @@ done
 [ ${#measured[@]} -gt 0 ] && report pairwise-report analysis/pairwise_report.py "${measured[@]}"
 [ -f "$out/lammps/meta.json" ] && report lammps-report analysis/lammps_report.py "$out/lammps"
 report summary analysis/study_summary.py "$out"
-echo "saved in $out after $(($(date +%s) - started)) s:"
+echo "saved in $out after $(elapsed):"
 echo "  meta.json (machine, builds, command), and the tables and figures:"
 (cd "$out" && find . -name '*.md' -o -name '*.png' | sort | sed 's|^\./|  |')
 if [ ${#failed[@]} -gt 0 ]; then
