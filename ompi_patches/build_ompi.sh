@@ -31,6 +31,7 @@ case "${1:-}" in
 esac
 variant=${1:-}
 cache=${SPC_CACHE:-/var/cache/ompi-spc}
+[[ $cache == /* ]] || cache=$PWD/$cache  # ccache's base_dir (below) must be absolute
 case "$variant" in
     spc | nospc | upstream | spcdso) ;;
     "") [ "$mode" = where ] && { echo "$cache"; exit 0; }
@@ -105,7 +106,7 @@ if [ "$variant" != upstream ]; then
     # What the installed core and the patched tree are made of (not tests).
     ours=(meson.build meson_options.txt spc/meson.build spc/include spc/src pvar_export/meson.build
           pvar_export/ompi pvar_export/papi ompi_patches/series
-          tools/meson.build tools/spc-env tools/spc-check-binary tools/missing_bindings.c tools/examples
+          tools/meson.build tools/spc-env tools/spc-check-binary tools/spc-simnodes tools/missing_bindings.c tools/examples
           tools/events/spc_event_logger.c pvar_export/client)
     while read -r patch_name; do
         ours+=("ompi_patches/$patch_name")
@@ -174,13 +175,52 @@ if [ "$variant" != upstream ]; then
     find "$tree" -name Makefile.in -exec touch {} +
 fi
 
-# progress PHASE COMMAND...: runs COMMAND, showing compiled files every 30 s
-progress() {
-    local phase=$1
+# ccache serves each variant from the others' compiles: absolute paths under
+# the cache folder (the work trees, the prefixes) are hashed relative to the
+# compiling folder (base_dir), so a file compiled the same way in another
+# variant's tree is a hit, and the folder itself is not hashed (hash_dir
+# matters only with -g, which Open MPI's release flags lack; set anyway).
+# A file whose preprocessed text differs (SPC_ENABLE, the package string)
+# compiles anew.
+export CCACHE_BASEDIR=$cache CCACHE_NOHASHDIR=true
+# ccache_counts: "direct preprocessed miss" of ccache's statistics so far.
+ccache_counts() {
+    ccache --print-stats 2>/dev/null |
+        awk -F'\t' '{n[$1] = $2} END {print n["direct_cache_hit"] + 0, n["preprocessed_cache_hit"] + 0, n["cache_miss"] + 0}'
+}
+# ccache_delta BEFORE: this build's hits and misses, as JSON members.
+ccache_delta() {
+    local before=($1) now=($(ccache_counts))
+    echo "\"direct_hits\": $((now[0] - before[0])), \"preprocessed_hits\": $((now[1] - before[1])), \"misses\": $((now[2] - before[2]))"
+}
+ccache_before=$(ccache_counts)
+
+# How many files make will compile: counted by make itself, in a dry run
+# (-n) of the configured tree, as the compile commands it would run (4 s).
+planned_compiles() { make -n -k 2>/dev/null | grep -cE '(^| )(ccache )?gcc .* -c ' || true; }
+# How many files make install will install: a dry run shows its rules' shell
+# loops, not the files, so this is the count the last install of this
+# variant made (installed-VARIANT in the logs), if there was one.
+planned_installs() { cat "$cache/logs/installed-$variant" 2>/dev/null || true; }
+
+# phase NAME COMMAND...: runs one phase of the build into the log; every 30 s
+# says the phase, its time so far and, for make and make install, how many
+# of the planned files are done; at its end, how long it took (kept in
+# build-info.json).
+declare -A phase_seconds=()
+phase() {
+    local name=$1
     shift
-    local before expected
-    before=$(grep -c '^ *CC\(LD\)\? ' "$log" || true)
-    expected=$(cat "$cache/logs/objects-$variant" 2>/dev/null || echo "?")
+    local began planned="" done_now
+    began=$(date +%s)
+    case "$name" in
+        make) planned=$(planned_compiles) ;;
+        install) planned=$(planned_installs) ;;
+    esac
+    local compiled_before installed_before
+    compiled_before=$(grep -c '^ *CC ' "$log" || true)
+    installed_before=$(find "$prefix" -type f 2>/dev/null | wc -l)
+    say "$name${planned:+ ($planned files)}"
     "$@" >>"$log" 2>&1 &
     local pid=$!
     trap "kill $pid 2>/dev/null" EXIT
@@ -188,24 +228,36 @@ progress() {
     while kill -0 "$pid" 2>/dev/null; do
         sleep 1
         ticks=$((ticks + 1))
-        if [ $((ticks % 30)) -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
-            local done_now=$(($(grep -c '^ *CC\(LD\)\? ' "$log" || true) - before))
-            say "$phase: $done_now of ~$expected files compiled, $(($(date +%s) - started)) s so far"
-        fi
+        [ $((ticks % 30)) -eq 0 ] && kill -0 "$pid" 2>/dev/null || continue
+        case "$name" in
+            make) done_now="$(($(grep -c '^ *CC ' "$log" || true) - compiled_before)) of $planned files compiled, " ;;
+            install) done_now="$(($(find "$prefix" -type f | wc -l) - installed_before))${planned:+ of $planned} files installed, " ;;
+            *) done_now= ;;
+        esac
+        say "$name, ${done_now}$(($(date +%s) - began)) s"
     done
-    wait "$pid" || { echo "build_ompi.sh: $phase failed; last lines of $log:" >&2; tail -30 "$log" >&2; exit 1; }
+    wait "$pid" || { echo "build_ompi.sh: $name failed; last lines of $log:" >&2; tail -30 "$log" >&2; exit 1; }
     trap - EXIT
+    phase_seconds[$name]=$(($(date +%s) - began))
+    [ "$name" = install ] && echo "$(($(find "$prefix" -type f | wc -l) - installed_before))" >"$cache/logs/installed-$variant"
+    say "$name done in ${phase_seconds[$name]} s"
 }
 
 cd "$tree"
-say "configure"
-progress configure ./configure --prefix="$prefix" "${configure_flags[@]}" \
+# configure's answers (autoconf's cache file) are shared by the variants: its
+# checks answer alike for each, since what tells them apart (--enable-spc,
+# the package string, the core's -I, -L and -l, which bring only spc_*
+# names) is nothing a check looks for.  autoconf refuses a cache written
+# under other CPPFLAGS, LDFLAGS or LIBS (its ac_cv_env_ lines), so the copy
+# a configure starts from leaves those lines out.  The bundled PMIx and ROMIO
+# run configures of their own, which always start afresh.
+shared_config_cache=$cache/work/config.cache
+[ -f "$shared_config_cache" ] && grep -v '^ac_cv_env_' "$shared_config_cache" >config.cache
+phase configure ./configure --cache-file=config.cache --prefix="$prefix" "${configure_flags[@]}" \
     CC="ccache gcc" CXX="ccache g++" "${configure_env[@]}"
-say "make -j$jobs"
-progress make make -j"$jobs"
-grep -c '^ *CC\(LD\)\? ' "$log" >"$cache/logs/objects-$variant" || true
-say "make install"
-progress install make install
+cp config.cache "$shared_config_cache.$variant" && mv -f "$shared_config_cache.$variant" "$shared_config_cache"
+phase make make -j"$jobs"
+phase install make install
 
 if [ "$variant" != upstream ]; then
     # The MPI_T event logger needs this build's mpi.h (its MPI_T_event_*).
@@ -217,7 +269,10 @@ fi
 cat >"$prefix/build-info.json" <<INFO
 {"variant": "$variant", "content_hash": "$hash", "openmpi": "$package_version",
  "configure_flags": "$(printf '%s ' "${configure_flags[@]}")",
- "built": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "seconds": $(($(date +%s) - started))}
+ "built": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "seconds": $(($(date +%s) - started)),
+ "phase_seconds": {"configure": ${phase_seconds[configure]}, "make": ${phase_seconds[make]},
+                   "install": ${phase_seconds[install]}},
+ "ccache": {$(ccache_delta "$ccache_before")}}
 INFO
 echo "$hash" >"$prefix/.built"
 say "done in $(($(date +%s) - started)) s"
