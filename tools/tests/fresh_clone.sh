@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# What a new user does, checked: a fresh clone of this repository's HEAD in a
+# folder outside it (no build/ folder, nothing of this checkout's
+# surroundings beside it), then the README's two commands there:
+# ./run.sh --profile smoke, which must pass, and whose results
+# tools/tests/check_smoke.py checks on its own (the demo's table against its
+# prediction, every step's record), then ./test.sh.  Prints how long each
+# took, on which CPU, and whether the Open MPI builds came from the cache;
+# ends with one "tests: N passed, N failed" line (the smoke run and its
+# check count one each, test.sh's own count is added).
+#
+# usage: tools/tests/fresh_clone.sh [--cold] [--keep] [--smoke-only]
+#   --cold        nothing cached, as on a new machine: an Open MPI cache and
+#                 a ccache of the clone's own (SPC_CACHE, CCACHE_DIR), so
+#                 every build is made from nothing; default: this machine's
+#                 caches as they are
+#   --keep        keep the clone and its caches (default: removed if all passed)
+#   --smoke-only  run.sh only, not test.sh
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; }
+
+cold=false keep=false smoke_only=false
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --cold) cold=true ;;
+        --keep) keep=true ;;
+        --smoke-only) smoke_only=true ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "fresh_clone.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/ompi-spc-fresh.XXXXXX") || exit 2
+clone=$scratch/ompi-spc
+git clone --quiet --no-local "$repo" "$clone" || { echo "fresh_clone.sh: cannot clone $repo" >&2; exit 2; }
+[ ! -e "$clone/build" ] || { echo "fresh_clone.sh: the clone has a build/ folder" >&2; exit 2; }
+if [ "$cold" = true ]; then
+    export SPC_CACHE=$scratch/ompi-cache CCACHE_DIR=$scratch/ccache
+fi
+cache=$(SPC_CACHE=${SPC_CACHE:-} "$clone/ompi_patches/build_ompi.sh" --where)
+cached=()
+for variant in spc nospc upstream; do
+    "$clone/ompi_patches/build_ompi.sh" --cached "$variant" >/dev/null 2>&1 && cached+=("$variant")
+done
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+echo "== fresh clone of $(git -C "$repo" rev-parse --short HEAD) in $clone"
+echo "   CPU: $cpu, $(nproc) cores; Open MPI cache $cache; builds current there: ${cached[*]:-none}"
+
+passed=0 failed=0 timings=()
+# timed NAME COMMAND...: runs it in the clone, notes its time, counts it.
+timed() {
+    local name=$1 start status
+    shift
+    start=$(date +%s)
+    (cd "$clone" && "$@")
+    status=$?
+    timings+=("$name: $(($(date +%s) - start)) s, exit $status")
+    return $status
+}
+
+smoke=$clone/results/smoke
+steps=$(cd "$clone" && ./run.sh --help | sed -n 's/.*(default: \([a-z,]*\)).*/\1/p' | head -1)
+if timed "./run.sh --profile smoke" ./run.sh --profile smoke --out "$smoke"; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+    echo "FAILED: ./run.sh --profile smoke in the fresh clone"
+fi
+if timed "results checked" /usr/bin/python3 tools/tests/check_smoke.py "$smoke" "$steps"; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+    echo "FAILED: the smoke run's results (tools/tests/check_smoke.py)"
+fi
+
+if [ "$smoke_only" = false ]; then
+    timed "./test.sh" bash -o pipefail -c './test.sh 2>&1 | tee "$0"' "$scratch/test.log"
+    counts=$(sed -n 's/^tests: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$scratch/test.log" | tail -1)
+    if [ -n "$counts" ]; then
+        passed=$((passed + ${counts% *}))
+        failed=$((failed + ${counts#* }))
+    else
+        failed=$((failed + 1))
+        echo "FAILED: ./test.sh printed no tally"
+    fi
+fi
+
+echo "== fresh clone ($([ "$cold" = true ] && echo "nothing cached" || echo "builds cached: ${cached[*]:-none}"))," \
+     "on $cpu:"
+printf '   %s\n' "${timings[@]}"
+if [ "$failed" -eq 0 ] && [ "$keep" = false ]; then
+    rm -rf "$scratch"
+else
+    echo "   kept: $scratch"
+fi
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
