@@ -26,7 +26,7 @@ usage: ./run.sh [--profile smoke|short|full] [--only STEPS] [--out DIR]
 
 Open MPI is built as the steps need it (ompi_patches/build_ompi.sh, cached
 by content hash): spc before the first step; nospc and upstream, if a chosen
-step compares with them, alongside it in the background at a lower priority,
+step compares with them, alongside it in the background at the lowest priority,
 paused while a step measures time, and waited for by the first step that
 needs them.  The demo runs as soon as spc is built.
 
@@ -101,17 +101,21 @@ mapfile -t root_env < <(grep -Ev '^[[:space:]]*(#|$)' ompi_patches/run_as_root.e
 use_builds=
 declare -A built=() building=()
 # The builds the chosen steps need besides spc start at once, in the
-# background at a lower priority (nice 10), each in a process group of its
-# own: spc, which the first steps need, keeps the cores, and the others use
-# what it leaves idle (a configure is one process, make waits on links),
-# compiling mostly from ccache behind it.  A step that measures time pauses
-# them while it runs (SIGSTOP), so that no measurement shares the machine
-# with a build.
+# background at the lowest priority, each in a process group of its own
+# (setsid, so that it can be paused and ended whole): spc, which the first
+# steps need, keeps the cores, and the others use what it leaves idle (a
+# configure is one process, make waits on links), compiling mostly from
+# ccache behind it.  A new session is a new scheduling autogroup, which
+# the kernel shares the CPU with as an equal whatever its processes' nice
+# value, so the group's own nice is raised too (/proc/self/autogroup).  A
+# step that measures time pauses them while it runs (SIGSTOP), so that no
+# measurement shares the machine with a build.
 start_building() {
     local variant
     for variant in "$@"; do
         [ -n "${built[$variant]:-}${building[$variant]:-}" ] && continue
-        setsid nice -n 10 ompi_patches/build_ompi.sh "$variant" >"$out/.prefix-$variant" &
+        setsid sh -c '{ echo 19 >/proc/self/autogroup; } 2>/dev/null; exec nice -n 19 "$@"' \
+            background-build ompi_patches/build_ompi.sh "$variant" >"$out/.prefix-$variant" &
         building[$variant]=$!
     done
 }

@@ -203,6 +203,10 @@ planned_compiles() { make -n -k 2>/dev/null | grep -cE '(^| )(ccache )?gcc .* -c
 # variant made (installed-VARIANT in the logs), if there was one.
 planned_installs() { cat "$cache/logs/installed-$variant" 2>/dev/null || true; }
 
+# files_in DIR: how many files DIR holds (0 while it does not exist: the
+# upstream build has no prefix before its install).
+files_in() { if [ -d "$1" ]; then find "$1" -type f | wc -l; else echo 0; fi; }
+
 # phase NAME COMMAND...: runs one phase of the build into the log; every 30 s
 # says the phase, its time so far and, for make and make install, how many
 # of the planned files are done; at its end, how long it took (kept in
@@ -219,7 +223,7 @@ phase() {
     esac
     local compiled_before installed_before
     compiled_before=$(grep -c '^ *CC ' "$log" || true)
-    installed_before=$(find "$prefix" -type f 2>/dev/null | wc -l)
+    installed_before=$(files_in "$prefix")
     say "$name${planned:+ ($planned files)}"
     "$@" >>"$log" 2>&1 &
     local pid=$!
@@ -231,7 +235,7 @@ phase() {
         [ $((ticks % 30)) -eq 0 ] && kill -0 "$pid" 2>/dev/null || continue
         case "$name" in
             make) done_now="$(($(grep -c '^ *CC ' "$log" || true) - compiled_before)) of $planned files compiled, " ;;
-            install) done_now="$(($(find "$prefix" -type f | wc -l) - installed_before))${planned:+ of $planned} files installed, " ;;
+            install) done_now="$(($(files_in "$prefix") - installed_before))${planned:+ of $planned} files installed, " ;;
             *) done_now= ;;
         esac
         say "$name, ${done_now}$(($(date +%s) - began)) s"
@@ -239,7 +243,7 @@ phase() {
     wait "$pid" || { echo "build_ompi.sh: $name failed; last lines of $log:" >&2; tail -30 "$log" >&2; exit 1; }
     trap - EXIT
     phase_seconds[$name]=$(($(date +%s) - began))
-    [ "$name" = install ] && echo "$(($(find "$prefix" -type f | wc -l) - installed_before))" >"$cache/logs/installed-$variant"
+    [ "$name" = install ] && echo "$(($(files_in "$prefix") - installed_before))" >"$cache/logs/installed-$variant"
     say "$name done in ${phase_seconds[$name]} s"
 }
 
