@@ -12,7 +12,6 @@ declare -A step_builds=(
     [demo]="spc" [microbench]="spc" [ab]="spc"
     [callgrind]="spc nospc upstream" [netpipe]="spc nospc upstream"
     [pairwise]="spc nospc upstream" [lammps]="spc nospc upstream")
-timed_steps=" microbench ab netpipe pairwise lammps "  # they measure time: no build runs beside them
 usage() {
     cat <<USAGE
 usage: ./run.sh [--profile smoke|short|full] [--only STEPS] [--out DIR]
@@ -25,10 +24,9 @@ usage: ./run.sh [--profile smoke|short|full] [--only STEPS] [--out DIR]
                      repository, where a run worth keeping is committed from)
 
 Open MPI is built as the steps need it (ompi_patches/build_ompi.sh, cached
-by content hash): spc before the first step; nospc and upstream, if a chosen
-step compares with them, alongside it in the background at the lowest priority,
-paused while a step measures time, and waited for by the first step that
-needs them.  The demo runs as soon as spc is built.
+by content hash): spc before the first step, so the demo runs as soon as it
+exists; nospc and upstream together, before the first step that compares
+with them.  No step runs beside a build.
 
 Steps, each saved in its folder of DIR:
   demo        an MPI program's counters read through MPI_T and PAPI, and the
@@ -99,61 +97,40 @@ mapfile -t root_env < <(grep -Ev '^[[:space:]]*(#|$)' ompi_patches/run_as_root.e
 # study runs in exactly these (the campaigns' --use-builds) and never
 # starts a build under a running step.
 use_builds=
-declare -A built=() building=()
-# The builds the chosen steps need besides spc start at once, in the
-# background at the lowest priority, each in a process group of its own
-# (setsid, so that it can be paused and ended whole): spc, which the first
-# steps need, keeps the cores, and the others use what it leaves idle (a
-# configure is one process, make waits on links), compiling mostly from
-# ccache behind it.  A new session is a new scheduling autogroup, which
-# the kernel shares the CPU with as an equal whatever its processes' nice
-# value, so the group's own nice is raised too (/proc/self/autogroup).  A
-# step that measures time pauses them while it runs (SIGSTOP), so that no
-# measurement shares the machine with a build.
-start_building() {
-    local variant
-    for variant in "$@"; do
-        [ -n "${built[$variant]:-}${building[$variant]:-}" ] && continue
-        setsid sh -c '{ echo 19 >/proc/self/autogroup; } 2>/dev/null; exec nice -n 19 "$@"' \
-            background-build ompi_patches/build_ompi.sh "$variant" >"$out/.prefix-$variant" &
-        building[$variant]=$!
-    done
-}
-signal_building() {  # signal_building SIGNAL: to every build still running in the background
-    local variant
-    for variant in "${!building[@]}"; do
-        kill "-$1" -- "-${building[$variant]}" 2>/dev/null
-    done
-}
-trap 'signal_building CONT; signal_building TERM' EXIT
-# need VARIANT...: every one built: waits for those building in the
-# background, builds the others (build_ompi.sh, cached by content hash).
+declare -A built=()
+building=()  # process groups of the builds under way, ended with run.sh
+trap '[ ${#building[@]} -eq 0 ] || kill -TERM -- "${building[@]/#/-}" 2>/dev/null' EXIT
+# need VARIANT...: every one built (build_ompi.sh, cached by content hash).
+# Those missing are built at once, each in a process group of its own: on
+# 2 cores two builds together finish sooner than one after the other, as a
+# build alone leaves a core idle for much of its time (a configure is one
+# process; make waits on links and installs).  Steps that measure time
+# never run beside a build: each waits here for its builds to end.
 need() {
-    local variant prefix status=0
+    local variant missing=() pids=() status=0 k prefix
     for variant in "$@"; do
-        [ -n "${built[$variant]:-}" ] && continue
-        if [ -n "${building[$variant]:-}" ]; then
-            echo "== waiting for the Open MPI build $variant ($(elapsed) so far)"
-            kill -CONT -- "-${building[$variant]}" 2>/dev/null
-            wait "${building[$variant]}"
+        [ -n "${built[$variant]:-}" ] || missing+=("$variant")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "== Open MPI build ${missing[*]} ($(elapsed) so far; cached by content hash, cold: see the README)"
+    for variant in "${missing[@]}"; do
+        setsid ompi_patches/build_ompi.sh "$variant" >"$out/.prefix-$variant" &
+        pids+=($!)
+    done
+    building=("${pids[@]}")
+    for k in "${!missing[@]}"; do
+        variant=${missing[$k]}
+        if wait "${pids[$k]}" && prefix=$(tail -1 "$out/.prefix-$variant") && [ -f "$prefix/.built" ]; then
+            built[$variant]=$prefix
+            use_builds+="${use_builds:+,}$variant=$(cat "$prefix/.built")"
         else
-            echo "== Open MPI build $variant ($(elapsed) so far; cached by content hash, a cold one takes" \
-                 "minutes: see the README)"
-            ompi_patches/build_ompi.sh "$variant" >"$out/.prefix-$variant"
-        fi
-        local exit_status=$?
-        unset "building[$variant]"
-        prefix=$(tail -1 "$out/.prefix-$variant" 2>/dev/null)
-        rm -f "$out/.prefix-$variant"
-        if [ "$exit_status" -ne 0 ] || [ ! -f "$prefix/.built" ]; then
             echo "run.sh: the $variant build failed" >&2
             status=1
-            continue
         fi
-        built[$variant]=$prefix
-        use_builds+="${use_builds:+,}$variant=$(cat "$prefix/.built")"
-        write_meta || status=1
+        rm -f "$out/.prefix-$variant"
     done
+    building=()
+    [ -z "$use_builds" ] || write_meta || status=1
     return $status
 }
 write_meta() {
@@ -167,12 +144,6 @@ with open(sys.argv[1], "w") as f:
               indent=2)
 PY
 }
-needed=()
-for step in "${chosen[@]}"; do
-    read -r -a variants <<<"${step_builds[$step]}"
-    needed+=("${variants[@]}")
-done
-start_building $(printf '%s\n' "${needed[@]}" | grep -vx spc | sort -u)
 need spc || exit 1
 spc_prefix=${built[spc]}
 cache=$(ompi_patches/build_ompi.sh --where)
@@ -279,11 +250,7 @@ for k in "${!chosen[@]}"; do
         continue
     fi
     echo "== step $((k + 1)) of ${#chosen[@]}: $step ($(elapsed) so far)"
-    [[ $timed_steps == *" $step "* ]] && signal_building STOP
-    "$step"
-    step_status=$?
-    signal_building CONT
-    if [ "$step_status" -ne 0 ]; then
+    if ! "$step"; then
         failed+=("$step")
         echo "run.sh: step $step failed; going on" >&2
     elif ! recorded "$step"; then
