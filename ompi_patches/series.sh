@@ -38,7 +38,10 @@ identity_name="ompi-spc developers"
 identity_email="ompi-spc@invalid"
 # What git writes must not depend on who runs it: no user or system
 # configuration (signature, abbreviations, diff options, 3-way merges).
+# No automatic gc either: a fresh tree is thousands of loose objects, and a
+# gc in the background would pack a throwaway repository while it goes.
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=gc.auto GIT_CONFIG_VALUE_0=0
 export GIT_COMMITTER_NAME=$identity_name GIT_COMMITTER_EMAIL=$identity_email
 export GIT_AUTHOR_NAME=$identity_name GIT_AUTHOR_EMAIL=$identity_email
 
