@@ -167,7 +167,7 @@ do_branch() {
 # line, then its text: what lies between the headers and the list of
 # patches format-patch writes ("Author (N):" and the subjects, indented).
 cover_text() {
-    sed -n 's/^Subject: \[PATCH [0-9]*\/[0-9]*\] //p' "$1" | head -1
+    sed -n 's/^Subject: \[PATCH [0-9]*\/[0-9]*\] //p' "$1" | sed -n 1p
     awk '!body { if ($0 == "") body = 1; next }
          held != "" { if (/^  /) exit; print held; held = "" }
          /^[^ ].* \([0-9]+\):$/ { held = $0; next }
