@@ -3,7 +3,7 @@
 #   - a cover letter, 0000-cover-letter.patch, with its subject and text
 #     filled in;
 #   - patches numbered 0001..N without gaps, each with From, Date and a
-#     Subject "[PATCH i/N] area: what it does" of at most 72 characters;
+#     Subject "[PATCH] area: what it does" of at most 72 characters;
 #   - every patch applies to the pristine tarball with git am, and with
 #     patch -p1 (build_ompi.sh's way where git is missing), neither with fuzz
 #     or offset (ompi_patches/series.sh apply), and both give the same tree;
@@ -70,8 +70,8 @@ check_format() {
         [ -n "$(header "$file" From)" ] || { echo "$name: no From: header"; bad=1; }
         [ -n "$(header "$file" Date)" ] || { echo "$name: no Date: header"; bad=1; }
         subject=$(header "$file" Subject)
-        if ! grep -qE "^\[PATCH 0*$i/$n\] [a-z0-9]+: [^ ]" <<<"$subject"; then
-            echo "$name: subject '$subject' is not [PATCH $i/$n] area: what it does"; bad=1
+        if ! grep -qE "^\[PATCH\] [a-z0-9]+: [^ ]" <<<"$subject"; then
+            echo "$name: subject '$subject' is not [PATCH] area: what it does"; bad=1
         fi
         if [ ${#subject} -gt 72 ]; then
             echo "$name: subject longer than 72 characters (${#subject}): $subject"; bad=1
@@ -80,11 +80,11 @@ check_format() {
     return $bad
 }
 
-# subjects DIR: the series' subjects, without "[PATCH i/N] ".
+# subjects DIR: the series' subjects, without "[PATCH] ".
 subjects() {
     local file
     for file in "$1"/[0-9][0-9][0-9][0-9]-*.patch; do
-        [ "${file##*/}" = 0000-cover-letter.patch ] || header "$file" Subject | sed 's/^\[PATCH [0-9]*\/[0-9]*\] //'
+        [ "${file##*/}" = 0000-cover-letter.patch ] || header "$file" Subject | sed 's/^\[PATCH[^]]*\] //'
     done
 }
 

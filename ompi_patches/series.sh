@@ -163,11 +163,11 @@ do_branch() {
     echo "series.sh: $dir: branch spc-$version, $(git rev-list --count pristine..HEAD) patches on tag pristine"
 }
 
-# cover_text COVER_LETTER: its subject (without "[PATCH 00/N] ") on the first
+# cover_text COVER_LETTER: its subject (without "[PATCH] ") on the first
 # line, then its text: what lies between the headers and the list of
 # patches format-patch writes ("Author (N):" and the subjects, indented).
 cover_text() {
-    sed -n 's/^Subject: \[PATCH [0-9]*\/[0-9]*\] //p' "$1" | sed -n 1p
+    sed -n 's/^Subject: \[PATCH[^]]*\] //p' "$1" | sed -n 1p
     awk '!body { if ($0 == "") body = 1; next }
          held != "" { if (/^  /) exit; print held; held = "" }
          /^[^ ].* \([0-9]+\):$/ { held = $0; next }
@@ -194,10 +194,11 @@ do_export() {
 
     local out=$scratch/out cover=$patches_dir/0000-cover-letter.patch newest
     # The cover letter's From and Date are the committer's: the project's
-    # identity and the newest patch's date.
+    # identity and the newest patch's date.  Subjects are "[PATCH] ...", not
+    # "[PATCH i/N] ...", so that adding a patch leaves the others' files be.
     newest=$(git log --format=%at "pristine..$branch" | sort -n | tail -1)
     GIT_COMMITTER_DATE="$newest +0000" \
-        git format-patch --quiet --output-directory="$out" --cover-letter --numbered --zero-commit \
+        git format-patch --quiet --output-directory="$out" --cover-letter --no-numbered --zero-commit \
             --no-signature --full-index --no-renames --diff-algorithm=myers --no-thread \
             --filename-max-length=100 "pristine..$branch"
     if [ -f "$cover" ]; then
