@@ -105,12 +105,9 @@ configure_env=()
 if [ "$variant" != upstream ]; then
     # What the installed core and the patched tree are made of (not tests).
     ours=(meson.build meson_options.txt spc/meson.build spc/include spc/src pvar_export/meson.build
-          pvar_export/ompi pvar_export/papi ompi_patches/series
+          pvar_export/ompi pvar_export/papi ompi_patches/4.1.4 ompi_patches/series.sh
           tools/meson.build tools/spc-env tools/spc-check-binary tools/spc-simnodes tools/missing_bindings.c tools/examples
           tools/events/spc_event_logger.c pvar_export/client)
-    while read -r patch_name; do
-        ours+=("ompi_patches/$patch_name")
-    done < <(grep -v '^\s*\(#\|$\)' "$repo/ompi_patches/series")
     # Every Open MPI library and program links the core; with SPC compiled
     # in, also its PAPI export (MPI_Init calls it: pvar_export/ompi/ompi_spc.c).
     libs=-lspc
@@ -163,11 +160,9 @@ if [ "$variant" != upstream ]; then
         -Dspc=$([ "$variant" = nospc ] && echo disabled || echo enabled)
     logged meson install -C "$work/spc-core"
 
-    say "applying ompi_patches/series"
-    while read -r patch_name; do
-        patch -d "$tree" -p1 --forward --batch --quiet <"$repo/ompi_patches/$patch_name" >>"$log" 2>&1 ||
-            { echo "build_ompi.sh: $patch_name does not apply; see $log" >&2; exit 1; }
-    done < <(grep -v '^\s*\(#\|$\)' "$repo/ompi_patches/series")
+    say "applying ompi_patches/4.1.4/"
+    # git am, or patch -p1 where git is missing; no fuzz, no offset.
+    logged "$repo/ompi_patches/series.sh" apply 4.1.4 "$tree"
     # Upstream's driver is replaced whole by ours.
     cp "$repo"/pvar_export/ompi/ompi_spc*.[ch] "$tree/ompi/runtime/"
     # The series edits Makefile.am files together with their Makefile.in;

@@ -63,8 +63,10 @@ static int pvar_class(spc_kind kind)
 
 /* Watermark handles: each holds one of the core's watermark slots, which
  * holds the highest level since the handle's start or reset.  Open MPI gives
- * such a variable's callbacks the handle itself as obj_handle (patch 0009,
- * MCA_BASE_PVAR_FLAG_PER_HANDLE); MPI_T calls them under its lock. */
+ * such a variable's callbacks the handle itself as obj_handle
+ * (MCA_BASE_PVAR_FLAG_PER_HANDLE, of patch
+ * "mpit: per-handle state for watermark variables"); MPI_T calls them under
+ * its lock. */
 struct watermark_handle {
     const void *handle;  /* NULL: the entry is free */
     int slot;
@@ -288,7 +290,9 @@ static int traffic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, vo
     }
     struct spc_comm *storage = storage_of(obj_handle, false);
     if (NULL == storage) {
-        return OPAL_ERR_NOT_BOUND;  /* MPI_T_ERR_INVALID_HANDLE (patch 0030) */
+        /* MPI_T_ERR_INVALID_HANDLE (patch
+         * "mpit: a failed read returns the variable's error") */
+        return OPAL_ERR_NOT_BOUND;
     }
     if (id >= FIRST_COMM_HISTOGRAM) {
         spc_histogram_read(storage, id - FIRST_COMM_HISTOGRAM, (uint64_t *)value);

@@ -1,7 +1,7 @@
 /*
  * ob1's MPI_T events (MPI 4.1 section 16.3.8): the one list of them, the data
  * each carries, OMPI_SPC_EVENT for ob1's sites, and what Open MPI's MPI_T
- * functions (ompi_spc_events_mpit.c, built by patch 0036) call in
+ * functions (ompi_spc_events_mpit.c, built via ompi/runtime/Makefile.am) call in
  * ompi_spc_events.c.
  */
 #ifndef OMPI_SPC_EVENTS_H
@@ -116,7 +116,7 @@ static inline void ompi_spc_event_raise(int type, ompi_communicator_t *comm, int
  * evaluated only then) runs. */
 #define OMPI_SPC_EVENT(id, code) SPC_SWITCHED(SPC_SWITCH_FIRST_EVENT + OMPI_SPC_EVENT_##id, code)
 
-/* A thread enters or leaves an MPI function (patch 0050): the safe point,
+/* A thread enters or leaves an MPI function (ompi/mpi/c/bindings.h): the safe point,
  * at level NONE, where the events its source holds are delivered; one
  * 5-byte no-op while no registration has a callback its events must wait
  * for (spc_ev_init gives the safe point the switch after the events'). */

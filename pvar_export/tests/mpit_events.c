@@ -16,9 +16,10 @@
  *               (told MPI_RESTRICTED, the level of the place it runs at);
  *   none        only at NONE: no callback may run where ob1 raises, so each
  *               event waits for the next safe point, the exit of the MPI
- *               call it was raised in (patch 0050): all K inserts by the
- *               return of the probe, one remove by the return of each
- *               receive, at level NONE;
+ *               call it was raised in (patch
+ *               "mpit: event safe point at MPI function entry and exit"):
+ *               all K inserts by the return of the probe, one remove by
+ *               the return of each receive, at level NONE;
  *   dropped     as none, run with mpi_spc_events_buffer = 4: inserts
  *               delivered and reported dropped add up to K (how many arrive
  *               in one call depends on timing), every remove arrives; and

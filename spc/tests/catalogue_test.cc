@@ -24,7 +24,8 @@ TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
 {
     // Upstream 4.1.4 has 108 counters, SEND first and MAX_OOS_IN_QUEUE last
     // (ompi/runtime/ompi_spc.h:52-161); the paper's OOS_MATCH_TIME follows,
-    // then the matched probes (patch 0013).
+    // then the matched probes (patch
+    // "spc: count MPI_Mprobe, MPI_Improbe and MPI_Imrecv").
     ASSERT_EQ(OMPI_SPC_NUM_COUNTERS, 112);
     EXPECT_EQ(OMPI_SPC_SEND, 0);
     EXPECT_EQ(OMPI_SPC_CANCEL, 94);

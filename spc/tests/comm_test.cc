@@ -29,7 +29,8 @@ TEST(CommCounters, RowsNameCatalogueCountersOnce)
     EXPECT_EQ(spc_comm_counter_find("no such counter"), -1);
 }
 
-// A match timed into a communicator, as ob1's are (patch 0046).
+// A match timed into a communicator, as ob1's are (patch
+// "ob1: MATCH_TIME per communicator").
 __attribute__((noinline)) void timed_match(struct spc_comm *comm, int timed)
 {
     spc_timer_t timer = {0, 0};
