@@ -4,7 +4,7 @@
 # something is missing.
 set -euo pipefail
 
-packages=(meson ninja-build g++ pkg-config python3 binutils libgtest-dev libbenchmark-dev
+packages=(meson ninja-build g++ pkg-config python3 binutils git libgtest-dev libbenchmark-dev
           make patch xz-utils ccache flex libhwloc-dev libevent-dev
           libpapi-dev papi-tools libsde1 python3-pandas python3-matplotlib valgrind
           libncurses-dev libcpp-httplib-dev iproute2)
