@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Live counters read from outside running MPI jobs (README "Live counters"):
+"""Live counters read from outside running MPI jobs (docs/live.md):
 the jobs are live_job.c in the "spc" Open MPI build with mpi_spc_live on, held
 at known points; the readers are the programs spc-top, spc-record and
 spc-exporter as built.  Every value asserted is predicted from the traffic
