@@ -1,8 +1,8 @@
 /*
  * MPI_T events in Open MPI 4.1.4 (MPI 4.1 section 16.3.8): ob1's events of
  * ompi_spc_events.h described to MPI_T, and the work of the MPI_T_event_*
- * and MPI_T_source_* functions on top of ompi_spc_event_core.c, with the
- * standard's error codes.
+ * and MPI_T_source_* functions on top of the core's event machinery
+ * (spc/events.h), with the standard's error codes.
  *
  * Where callbacks run: at the event's place in ob1 (often under ob1's
  * matching lock), with required level MPI_RESTRICTED, or THREAD_SAFE when

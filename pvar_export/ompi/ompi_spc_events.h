@@ -13,7 +13,7 @@
 
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
-#include "ompi/runtime/ompi_spc_event_core.h"
+#include "spc/events.h"
 #include "spc/names.h"
 #include "spc/spc.h"
 
