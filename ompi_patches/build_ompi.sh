@@ -107,7 +107,7 @@ if [ "$variant" != upstream ]; then
     ours=(meson.build meson_options.txt spc/meson.build spc/include spc/src pvar_export/meson.build
           pvar_export/ompi pvar_export/papi ompi_patches/series
           tools/meson.build tools/spc-env tools/spc-check-binary tools/spc-simnodes tools/missing_bindings.c tools/examples
-          tools/events/spc_event_logger.c pvar_export/client)
+          tools/events/spc_event_logger.c pvar_export/include)
     while read -r patch_name; do
         ours+=("ompi_patches/$patch_name")
     done < <(grep -v '^\s*\(#\|$\)' "$repo/ompi_patches/series")
@@ -260,10 +260,11 @@ phase make make -j"$jobs"
 phase install make install
 
 if [ "$variant" != upstream ]; then
-    # The MPI_T event logger needs this build's mpi.h (its MPI_T_event_*).
+    # The MPI_T event logger needs this build's mpi.h (its MPI_T_event_*);
+    # the headers it includes are the ones installed in the prefix.
     say "the event logger: $prefix/lib/libspc-event-logger.so"
     logged "$prefix/bin/mpicc" -O2 -g -fPIC -shared -Wall -Wextra -Werror \
-        -I"$repo/spc/include" -I"$repo/pvar_export/client" "$repo/tools/events/spc_event_logger.c" -o "$prefix/lib/libspc-event-logger.so" -lpthread
+        "$repo/tools/events/spc_event_logger.c" -o "$prefix/lib/libspc-event-logger.so" -lpthread
 fi
 
 cat >"$prefix/build-info.json" <<INFO
