@@ -150,15 +150,20 @@ int spc_counter_enable(int id);
 int spc_counter_disable(int id);
 int spc_counter_is_enabled(int id);
 
-/* Enables, once each, the counters a configuration string names: "all",
- * counter names (with or without OMPI_SPC_) and category names, separated by
- * commas.  Returns the number of names it did not know; when that is not 0 it
- * writes one message naming them and the valid choices into message (if
- * message_size > 0).  The names it knew are enabled either way. */
-int spc_attach(const char *list, char *message, size_t message_size);
-/* The same without enabling: chosen[id] (OMPI_SPC_NUM_COUNTERS bytes, may be
- * NULL) is set to 1 for each counter the list names, 0 otherwise. */
-int spc_attach_parse(const char *list, unsigned char *chosen, char *message, size_t message_size);
+/* An attach list (mpi_spc_attach), parsed: "all", counter names (with or
+ * without OMPI_SPC_) and category names, separated by commas, in any case. */
+typedef struct spc_attach_list {
+    unsigned char counters[OMPI_SPC_NUM_COUNTERS];  /* 1: chosen, by its name, a category or "all" */
+    unsigned char categories[SPC_NUM_CATEGORIES];   /* 1: named by its own name ("all" names none) */
+} spc_attach_list;
+/* Parses text into list (may be NULL); enables nothing.  Returns the number
+ * of names it did not know; when that is not 0 it writes one message naming
+ * them, the closest valid names and the valid choices into message (if
+ * message_size > 0). */
+int spc_attach_parse(const char *text, spc_attach_list *list, char *message, size_t message_size);
+/* The same, and enables each counter chosen, once, whatever else the text
+ * holds; list (may be NULL) says which, for the caller to disable. */
+int spc_attach(const char *text, spc_attach_list *list, char *message, size_t message_size);
 /* What an attach list may hold, with every category and counter name: the
  * help text of mpi_spc_attach. */
 const char *spc_attach_help(void);
