@@ -33,7 +33,6 @@ extern "C" {
 /* ---- The catalogue ------------------------------------------------------ */
 
 typedef enum spc_counter_id {
-#define SPC_CATEGORY(id, parent, description)
 #define SPC_CALL(name, category, function) OMPI_SPC_##name,
 #define SPC_STAT(name, kind, unit, category, verbosity, description) OMPI_SPC_##name,
 #define SPC_WATERMARK(name, level, category, verbosity, description) OMPI_SPC_##name,
@@ -43,18 +42,12 @@ typedef enum spc_counter_id {
 
 typedef enum spc_category_id {
 #define SPC_CATEGORY(id, parent, description) SPC_CATEGORY_##id,
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #include "spc/catalogue.def"
     SPC_NUM_CATEGORIES
 } spc_category_id;
 
 enum {
     SPC_NUM_WATERMARKS = 0
-#define SPC_CATEGORY(id, parent, description)
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
 #define SPC_WATERMARK(name, level, category, verbosity, description) +1
 #include "spc/catalogue.def"
 };
@@ -240,10 +233,6 @@ int spc_switch_is_on(int key);
 
 /* The catalogue's SPC_PER_COMM rows: counters also kept per communicator. */
 typedef enum spc_comm_counter_id {
-#define SPC_CATEGORY(id, parent, description)
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #define SPC_PER_COMM(name, where) SPC_COMM_##name,
 #include "spc/catalogue.def"
     SPC_NUM_COMM_COUNTERS
@@ -251,10 +240,6 @@ typedef enum spc_comm_counter_id {
 
 /* The catalogue's SPC_PER_PEER rows: arrays with one element per rank. */
 typedef enum spc_peer_counter_id {
-#define SPC_CATEGORY(id, parent, description)
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #define SPC_PER_PEER(name, kind, unit, description) SPC_##name,
 #include "spc/catalogue.def"
     SPC_NUM_PEER_COUNTERS
@@ -273,10 +258,6 @@ extern const spc_peer_counter_info spc_peer_counter_infos[SPC_NUM_PEER_COUNTERS]
  * length: bin 0 for 0 bytes, bin k for [2^(k-1), 2^k) bytes. */
 enum { SPC_HISTOGRAM_BINS = 65 };
 typedef enum spc_histogram_id {
-#define SPC_CATEGORY(id, parent, description)
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #define SPC_HISTOGRAM(name, description) SPC_HISTOGRAM_##name,
 #include "spc/catalogue.def"
     SPC_NUM_HISTOGRAMS
@@ -392,10 +373,7 @@ extern unsigned spc_timer_sampling_;
  * of intervals it timed (SPC_TIMED_<id>), then its sampling state. */
 enum spc_block_slot {
     SPC_BLOCK_TIMED_BEFORE_ = OMPI_SPC_NUM_COUNTERS - 1,
-#define SPC_CATEGORY(id, parent, description)
-#define SPC_CALL(name, category, function)
 #define SPC_STAT(name, kind, unit, category, verbosity, description) SPC_TIMED_SLOT_##kind##_(name)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #define SPC_TIMED_SLOT_COUNTER_(name)
 #define SPC_TIMED_SLOT_AGGREGATE_(name)
 #define SPC_TIMED_SLOT_LEVEL_(name)
@@ -498,10 +476,7 @@ static inline void spc_user_or_mpi_(int tag, uint64_t n, int user_id, int mpi_id
 static inline int spc_timed_slot_(int id)
 {
     switch (id) {
-#define SPC_CATEGORY(category_id, parent, description)
-#define SPC_CALL(name, category, function)
 #define SPC_STAT(name, kind, unit, category, verbosity, description) SPC_TIMED_CASE_##kind##_(name)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #define SPC_TIMED_CASE_COUNTER_(name)
 #define SPC_TIMED_CASE_AGGREGATE_(name)
 #define SPC_TIMED_CASE_LEVEL_(name)
