@@ -169,7 +169,7 @@ if [ "$variant" != upstream ]; then
             { echo "build_ompi.sh: $patch_name does not apply; see $log" >&2; exit 1; }
     done < <(grep -v '^\s*\(#\|$\)' "$repo/ompi_patches/series")
     # Upstream's driver is replaced whole by ours.
-    cp "$repo"/pvar_export/ompi/ompi_spc*.[ch] "$tree/ompi/runtime/"
+    cp "$repo"/pvar_export/ompi/ompi_spc*.[ch] "$repo"/pvar_export/ompi/ompi_spc*.def "$tree/ompi/runtime/"
     # The series edits Makefile.am files together with their Makefile.in;
     # automake is not run, so the generated files must stay the newer ones.
     find "$tree" -name Makefile.in -exec touch {} +
