@@ -25,6 +25,9 @@
 
 #include "spc/names.h"
 #include "spc/spc_config.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include "spc/x86.h"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -126,9 +129,7 @@ double spc_ticks_per_second(void);
 static inline uint64_t spc_ticks(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    uint32_t low, high;
-    __asm__ __volatile__("rdtsc" : "=a"(low), "=d"(high));
-    return ((uint64_t)high << 32) | low;
+    return spc_rdtsc_();
 #else
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -567,18 +568,8 @@ static inline void spc_level_add_(int id, int64_t delta)
 
 #if SPC_SITES_PATCHED
 
-/* The site: a 5-byte jmp to the update code (flag kind), which sites.cc
- * patches into a 5-byte no-op while the counters are off.  ".p2align 6,,4"
- * pads only a site that would straddle a cache line, so that no patch ever
- * spans two lines. */
-#define SPC_SITE_(id, id2, on)                                                              \
-    __asm__ goto(".p2align 6,,4\n"                                                          \
-                 "1: .byte 0xe9\n .long %l[" #on "] - 2f\n2:\n"                            \
-                 ".pushsection spc_sites,\"a\"\n .balign 4\n"                               \
-                 " .long 1b - ., %l[" #on "] - ., %c0, %c1\n .popsection"                  \
-                 : : "i"(id), "i"(id2) : : on)
-
-/* code runs out of line, behind one site of counters id and id2. */
+/* code runs out of line, behind one site of counters id and id2
+ * (SPC_SITE_, spc/x86.h). */
 #define SPC_GUARDED_(id, id2, code)                   \
     do {                                              \
         __label__ spc_on_, spc_done_;                 \
