@@ -10,8 +10,8 @@
  *  - At a safe point (level NONE) one thread delivers at a time: callbacks of
  *    level NONE need not be thread-safe.  A thread that finds another one
  *    delivering leaves its events for its next safe point.
- *  - A raise reads its type's registrations without a lock, inside a grace
- *    period (event_grace.c).
+ *  - A raise reads its type's registrations without a lock: what it may
+ *    still see is freed only after a grace period (event_grace.c).
  */
 #include <stdlib.h>
 #include <string.h>
