@@ -5,7 +5,7 @@
 
 #include <getopt.h>
 
-#include "spc_mpit_client.h"
+#include "spc/spc_mpit_client.h"
 
 /* Exit statuses of the MPI benchmarks; the study drivers read these lines
  * (one "BENCH_EXIT_<NAME> = <n>," each) instead of keeping their own copy. */

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "spc/spc.h"
-#include "spc_mpit_client.h"
+#include "spc/spc_mpit_client.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
  */
 #include <papi.h>
 
-#include "spc_mpit_client.h"
+#include "spc/spc_mpit_client.h"
 
 enum { PINGS = 100, LATE = 10, PING_TAG = 1, READY_TAG = 2, DONE_TAG = 3, LATE_TAG = 4 };
 enum { SEND, RECV, BYTES_SENT_USER, BYTES_RECEIVED_USER, UNEXPECTED, MATCH_TIME, NUM_COUNTERS };

@@ -107,7 +107,7 @@ if [ "$variant" != upstream ]; then
     ours=(meson.build meson_options.txt spc/meson.build spc/include spc/src pvar_export/meson.build
           pvar_export/ompi pvar_export/papi ompi_patches/4.1.4 ompi_patches/series.sh
           tools/meson.build tools/spc-env tools/spc-check-binary tools/spc-simnodes tools/missing_bindings.c tools/examples
-          tools/events/spc_event_logger.c pvar_export/client)
+          tools/events/spc_event_logger.c pvar_export/include)
     # Every Open MPI library and program links the core; with SPC compiled
     # in, also its PAPI export (MPI_Init calls it: pvar_export/ompi/ompi_spc.c).
     libs=-lspc
@@ -164,7 +164,7 @@ if [ "$variant" != upstream ]; then
     # git am, or patch -p1 where git is missing; no fuzz, no offset.
     logged "$repo/ompi_patches/series.sh" apply 4.1.4 "$tree"
     # Upstream's driver is replaced whole by ours.
-    cp "$repo"/pvar_export/ompi/ompi_spc*.[ch] "$tree/ompi/runtime/"
+    cp "$repo"/pvar_export/ompi/ompi_spc*.[ch] "$repo"/pvar_export/ompi/ompi_spc*.def "$tree/ompi/runtime/"
     # The series edits Makefile.am files together with their Makefile.in;
     # automake is not run, so the generated files must stay the newer ones.
     find "$tree" -name Makefile.in -exec touch {} +
@@ -259,10 +259,11 @@ phase make make -j"$jobs"
 phase install make install
 
 if [ "$variant" != upstream ]; then
-    # The MPI_T event logger needs this build's mpi.h (its MPI_T_event_*).
+    # The MPI_T event logger needs this build's mpi.h (its MPI_T_event_*);
+    # the headers it includes are the ones installed in the prefix.
     say "the event logger: $prefix/lib/libspc-event-logger.so"
     logged "$prefix/bin/mpicc" -O2 -g -fPIC -shared -Wall -Wextra -Werror \
-        -I"$repo/spc/include" -I"$repo/pvar_export/client" "$repo/tools/events/spc_event_logger.c" -o "$prefix/lib/libspc-event-logger.so" -lpthread
+        "$repo/tools/events/spc_event_logger.c" -o "$prefix/lib/libspc-event-logger.so" -lpthread
 fi
 
 cat >"$prefix/build-info.json" <<INFO

@@ -35,8 +35,9 @@
 #include "spc/spc_papi.h"
 #endif
 
-/* Counters turned on by mpi_spc_attach, released at finalize. */
-static bool attached[OMPI_SPC_NUM_COUNTERS];
+/* What mpi_spc_attach chose (the core parsed it): its counters are on
+ * until finalize. */
+static spc_attach_list attached;
 /* mpi_spc_attach named the category "traffic": its switch is on for the
  * job, so the process-wide histograms count for the finalize report, and
  * every communicator has storage (ompi_spc_comm_all), recorded when it is
@@ -509,23 +510,13 @@ static bool is_rank_zero(void) { return 0 == ompi_comm_rank(&ompi_mpi_comm_world
 static void apply_attach_list(void)
 {
     char message[4096];
-    unsigned char chosen[OMPI_SPC_NUM_COUNTERS];
-    if (spc_attach_parse(ompi_mpi_spc_attach_string, chosen, message, sizeof message) > 0 &&
+    if (spc_attach(ompi_mpi_spc_attach_string, &attached, message, sizeof message) > 0 &&
         is_rank_zero()) {
         opal_output(0, "spc: %s", message);
     }
-    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        attached[id] = chosen[id] && SPC_SUCCESS == spc_counter_enable(id);
-    }
     /* "all" means the counters; the histograms are asked for by name */
-    char list[1024];
-    snprintf(list, sizeof list, "%s", NULL == ompi_mpi_spc_attach_string ? "" : ompi_mpi_spc_attach_string);
-    char *save = NULL;
-    for (char *name = strtok_r(list, ", ", &save); NULL != name && !traffic_attached;
-         name = strtok_r(NULL, ", ", &save)) {
-        traffic_attached = SPC_CATEGORY_TRAFFIC == spc_category_find(name) &&
-                           SPC_SUCCESS == spc_switch_on(SPC_SWITCH_COMM_COUNTERS);
-    }
+    traffic_attached = attached.categories[SPC_CATEGORY_TRAFFIC] &&
+                       SPC_SUCCESS == spc_switch_on(SPC_SWITCH_COMM_COUNTERS);
     if (traffic_attached) {
         /* the PML makes the storage of communicators added from now on;
          * MPI_COMM_WORLD and MPI_COMM_SELF were added before MPI_Init got here */
@@ -599,11 +590,11 @@ void ompi_spc_fini(void)
     ompi_spc_comm_all = false;
     spc_running = false;
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        if (attached[id]) {
+        if (attached.counters[id]) {
             spc_counter_disable(id);
-            attached[id] = false;
         }
     }
+    memset(&attached, 0, sizeof attached);
     if (traffic_attached) {
         spc_switch_off(SPC_SWITCH_COMM_COUNTERS);
         traffic_attached = false;

@@ -1,8 +1,8 @@
 /*
  * MPI_T events in Open MPI 4.1.4 (MPI 4.1 section 16.3.8): ob1's events of
  * ompi_spc_events.h described to MPI_T, and the work of the MPI_T_event_*
- * and MPI_T_source_* functions on top of ompi_spc_event_core.c, with the
- * standard's error codes.
+ * and MPI_T_source_* functions on top of the core's event machinery
+ * (spc/events.h), with the standard's error codes.
  *
  * Where callbacks run: at the event's place in ob1 (often under ob1's
  * matching lock), with required level MPI_RESTRICTED, or THREAD_SAFE when
@@ -43,21 +43,18 @@ struct event_info {
 };
 
 static const struct event_info events[OMPI_SPC_NUM_EVENTS] = {
-#define EVENT_INFO_(id, name, verbosity, description) \
+#define SPC_EVENT_TYPE(id, name, verbosity, description) \
     {OMPI_SPC_EVENT_PREFIX #name, description, verbosity},
-    OMPI_SPC_EVENT_LIST(EVENT_INFO_)
-#undef EVENT_INFO_
+#include "ompi/runtime/ompi_spc_events.def"
 };
 
 static const size_t displacements[] = {
-#define ELEMENT_PLACE_(name, ctype, datatype, description) offsetof(struct ompi_spc_event_data, name),
-    OMPI_SPC_EVENT_ELEMENTS(ELEMENT_PLACE_)
-#undef ELEMENT_PLACE_
+#define SPC_EVENT_ELEMENT(name, ctype, datatype, description) offsetof(struct ompi_spc_event_data, name),
+#include "ompi/runtime/ompi_spc_events.def"
 };
 static const size_t sizes[] = {
-#define ELEMENT_SIZE_(name, ctype, datatype, description) sizeof(ctype),
-    OMPI_SPC_EVENT_ELEMENTS(ELEMENT_SIZE_)
-#undef ELEMENT_SIZE_
+#define SPC_EVENT_ELEMENT(name, ctype, datatype, description) sizeof(ctype),
+#include "ompi/runtime/ompi_spc_events.def"
 };
 #define NUM_ELEMENTS ((int)(sizeof sizes / sizeof sizes[0]))
 
@@ -146,9 +143,8 @@ int ompi_mpit_event_get_num(int *num_events)
 static void element_enum(MPI_T_enum *enumtype)
 {
     static const char *const names[] = {
-#define ELEMENT_NAME_(name, ctype, datatype, description) #name,
-        OMPI_SPC_EVENT_ELEMENTS(ELEMENT_NAME_)
-#undef ELEMENT_NAME_
+#define SPC_EVENT_ELEMENT(name, ctype, datatype, description) #name,
+#include "ompi/runtime/ompi_spc_events.def"
     };
     static mca_base_var_enum_value_t items[NUM_ELEMENTS + 1];  /* ends with {0, NULL} */
     opal_mutex_lock(&setup_lock);
@@ -168,9 +164,8 @@ int ompi_mpit_event_get_info(int event_index, char *name, int *name_len, int *ve
                              int *desc_len, int *bind)
 {
     static const MPI_Datatype datatypes[] = {
-#define ELEMENT_TYPE_(name, ctype, datatype, description) datatype,
-        OMPI_SPC_EVENT_ELEMENTS(ELEMENT_TYPE_)
-#undef ELEMENT_TYPE_
+#define SPC_EVENT_ELEMENT(name, ctype, datatype, description) datatype,
+#include "ompi/runtime/ompi_spc_events.def"
     };
     if (event_index < 0 || event_index >= NUM_EVENTS) {
         return MPI_T_ERR_INVALID_INDEX;

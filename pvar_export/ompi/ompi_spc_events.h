@@ -1,8 +1,8 @@
 /*
- * ob1's MPI_T events (MPI 4.1 section 16.3.8): the one list of them, the data
- * each carries, OMPI_SPC_EVENT for ob1's sites, and what Open MPI's MPI_T
- * functions (ompi_spc_events_mpit.c, built via ompi/runtime/Makefile.am) call in
- * ompi_spc_events.c.
+ * ob1's MPI_T events (MPI 4.1 section 16.3.8), listed in ompi_spc_events.def:
+ * their ids, the data each carries, OMPI_SPC_EVENT for ob1's sites, and what
+ * Open MPI's MPI_T functions (ompi_spc_events_mpit.c, built via
+ * ompi/runtime/Makefile.am) call in ompi_spc_events.c.
  */
 #ifndef OMPI_SPC_EVENTS_H
 #define OMPI_SPC_EVENTS_H
@@ -13,84 +13,22 @@
 
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
-#include "ompi/runtime/ompi_spc_event_core.h"
+#include "spc/events.h"
 #include "spc/names.h"
 #include "spc/spc.h"
 
-/* The elements every event carries, in order (a tool reads their names,
- * types and places through MPI_T_event_get_info and the element-name
- * enumeration it returns): X(name, C type, MPI datatype, description). */
-#define OMPI_SPC_EVENT_ELEMENTS(X)                                                           \
-    X(comm_id, uint32_t, MPI_UNSIGNED, "the communicator's context id, the same on every rank") \
-    X(source, int32_t, MPI_INT, "the sending rank in the communicator (-1: any source)")    \
-    X(dest, int32_t, MPI_INT, "the receiving rank in the communicator")                      \
-    X(tag, int32_t, MPI_INT, "the tag (-1: any tag)")                                        \
-    X(sequence, uint32_t, MPI_UNSIGNED, "ob1's sequence number of the message or receive")   \
-    X(direction, int32_t, MPI_INT, "0 for a send, 1 for a receive")                          \
-    X(size, int64_t, MPI_COUNT, "bytes of the message, or that the receive can hold")        \
-    X(request, uint64_t, MPI_UNSIGNED_LONG_LONG,                                             \
-      "the queue entry or request, the same from insert to remove (0: none)")
-
+/* An event's data, as its elements are laid out (ompi_spc_events.def). */
 struct ompi_spc_event_data {
-#define OMPI_SPC_EVENT_FIELD_(name, ctype, datatype, description) ctype name;
-    OMPI_SPC_EVENT_ELEMENTS(OMPI_SPC_EVENT_FIELD_)
-#undef OMPI_SPC_EVENT_FIELD_
+#define SPC_EVENT_ELEMENT(name, ctype, datatype, description) ctype name;
+#include "ompi/runtime/ompi_spc_events.def"
 };
 
 enum { OMPI_SPC_EVENT_SEND = 0, OMPI_SPC_EVENT_RECEIVE = 1 };  /* direction */
 
-/* The events, all bound to a communicator, named ompi_pml_ob1_<name>:
- * X(ID, name, MPI_T verbosity, description). */
-#define OMPI_SPC_EVENT_LIST(X)                                                                 \
-    X(MESSAGE_ARRIVED, message_arrived, MPI_T_VERBOSITY_TUNER_BASIC,                           \
-      "A message's first fragment reached ob1, before its sequence number is checked: source " \
-      "is the sender, sequence the sender's sequence number, size the message's bytes, "       \
-      "request 0.")                                                                             \
-    X(OOS_HOLD, oos_hold, MPI_T_VERBOSITY_TUNER_DETAIL,                                         \
-      "The message arrived out of sequence and waits in the out-of-sequence queue; request "   \
-      "identifies it until oos_release.")                                                       \
-    X(OOS_RELEASE, oos_release, MPI_T_VERBOSITY_TUNER_DETAIL,                                   \
-      "The message's turn came: it leaves the out-of-sequence queue (fields as in oos_hold).")  \
-    X(POSTED_INSERT, posted_insert, MPI_T_VERBOSITY_TUNER_DETAIL,                               \
-      "A receive or probe found no queued message and waits in the posted-receive queue: "     \
-      "source and tag as posted, sequence its posting order, size the bytes it can hold, "     \
-      "request the receive.")                                                                   \
-    X(POSTED_REMOVE, posted_remove, MPI_T_VERBOSITY_TUNER_DETAIL,                               \
-      "A receive or probe left the posted-receive queue, matched or cancelled (fields as in "  \
-      "posted_insert).")                                                                        \
-    X(UNEXPECTED_INSERT, unexpected_insert, MPI_T_VERBOSITY_TUNER_DETAIL,                       \
-      "An arrived message matched no posted receive and waits in the unexpected-message "     \
-      "queue: request identifies it until unexpected_remove.")                                 \
-    X(UNEXPECTED_REMOVE, unexpected_remove, MPI_T_VERBOSITY_TUNER_DETAIL,                       \
-      "A receive or matched probe took the message out of the unexpected-message queue "       \
-      "(fields as in unexpected_insert).")                                                                             \
-    X(SEARCH_POSTED_BEGIN, search_posted_begin, MPI_T_VERBOSITY_TUNER_DETAIL,                   \
-      "Matching an arrived message against the posted receives begins (fields as in "          \
-      "message_arrived).")                                                                      \
-    X(SEARCH_POSTED_END, search_posted_end, MPI_T_VERBOSITY_TUNER_DETAIL,                       \
-      "Matching an arrived message against the posted receives ended: request is the receive " \
-      "it matched, 0 if none (then it becomes unexpected).")                                   \
-    X(SEARCH_UNEXPECTED_BEGIN, search_unexpected_begin, MPI_T_VERBOSITY_TUNER_DETAIL,           \
-      "A receive or probe begins searching the unexpected-message queue (fields as in "        \
-      "posted_insert).")                                                                        \
-    X(SEARCH_UNEXPECTED_END, search_unexpected_end, MPI_T_VERBOSITY_TUNER_DETAIL,               \
-      "The search of the unexpected-message queue ended (fields as in posted_insert; an "      \
-      "unexpected_remove follows when it found a message for a receive).")                     \
-    X(TRANSFER_BEGIN, transfer_begin, MPI_T_VERBOSITY_TUNER_DETAIL,                             \
-      "A request starts moving its message's data: a send request when ob1 starts it (a send " \
-      "ob1 completes inline, with no request, raises neither transfer event), a receive when " \
-      "it is matched; direction says which, source and dest are the message's ranks, tag its " \
-      "tag, sequence the send's sequence number or the receive's posting order, size the "     \
-      "bytes the send carries or the receive can hold, request the request until "             \
-      "transfer_end.")                                         \
-    X(TRANSFER_END, transfer_end, MPI_T_VERBOSITY_TUNER_DETAIL,                                 \
-      "The request's data moved completely, in ob1 (before MPI completes the request): fields " \
-      "as in transfer_begin, size the bytes sent or received.")
-
+/* The events of ompi_spc_events.def, numbered in its order. */
 enum ompi_spc_event_id {
-#define OMPI_SPC_EVENT_ID_(id, name, verbosity, description) OMPI_SPC_EVENT_##id,
-    OMPI_SPC_EVENT_LIST(OMPI_SPC_EVENT_ID_)
-#undef OMPI_SPC_EVENT_ID_
+#define SPC_EVENT_TYPE(id, name, verbosity, description) OMPI_SPC_EVENT_##id,
+#include "ompi/runtime/ompi_spc_events.def"
     OMPI_SPC_NUM_EVENTS
 };
 

@@ -3,7 +3,7 @@
 #ifndef MPIT_UTIL_H
 #define MPIT_UTIL_H
 
-#include "spc_mpit_client.h"
+#include "spc/spc_mpit_client.h"
 
 static int test_rank = -1;
 static int test_failures = 0;

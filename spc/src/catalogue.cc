@@ -48,14 +48,10 @@ struct CategoryName {
 
 #define SPC_CATEGORY(id, parent, description) \
     constexpr CategoryName<sizeof #id> category_name_##id{#id, SPC_CATEGORY_##id == SPC_CATEGORY_##parent};
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #include "spc/catalogue.def"
 
 // Each counter's unit, so that a watermark can take its level's.
 constexpr spc_unit units[] = {
-#define SPC_CATEGORY(id, parent, description)
 #define SPC_CALL(name, category, function) SPC_UNIT_CALLS,
 #define SPC_STAT(name, kind, unit, category, verbosity, description) SPC_UNIT_##unit,
 #define SPC_WATERMARK(name, level, category, verbosity, description) SPC_UNIT_CALLS,
@@ -69,14 +65,10 @@ extern "C" {
 const spc_category_info spc_category_infos[SPC_NUM_CATEGORIES] = {
 #define SPC_CATEGORY(id, parent, description) \
     {category_name_##id.text, description, SPC_CATEGORY_##parent},
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #include "spc/catalogue.def"
 };
 
 const spc_counter_info spc_counter_infos[OMPI_SPC_NUM_COUNTERS] = {
-#define SPC_CATEGORY(id, parent, description)
 #define SPC_CALL(name, category, function)                                          \
     {SPC_COUNTER_PREFIX #name, "The number of times " function " was called.", SPC_KIND_COUNTER, \
      SPC_UNIT_CALLS, SPC_CATEGORY_##category, SPC_VERBOSITY_USER_BASIC, -1},
@@ -90,29 +82,17 @@ const spc_counter_info spc_counter_infos[OMPI_SPC_NUM_COUNTERS] = {
 };
 
 const spc_comm_counter_info spc_comm_counter_infos[SPC_NUM_COMM_COUNTERS] = {
-#define SPC_CATEGORY(id, parent, description)
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #define SPC_PER_COMM(name, where) {OMPI_SPC_##name, where},
 #include "spc/catalogue.def"
 };
 
 const spc_peer_counter_info spc_peer_counter_infos[SPC_NUM_PEER_COUNTERS] = {
-#define SPC_CATEGORY(id, parent, description)
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #define SPC_PER_PEER(name, kind, unit, description) \
     {SPC_COUNTER_PREFIX #name, description, SPC_KIND_##kind, SPC_UNIT_##unit},
 #include "spc/catalogue.def"
 };
 
 const spc_histogram_info spc_histogram_infos[SPC_NUM_HISTOGRAMS] = {
-#define SPC_CATEGORY(id, parent, description)
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #define SPC_HISTOGRAM(name, description) {SPC_COUNTER_PREFIX #name, description},
 #include "spc/catalogue.def"
 };

@@ -98,6 +98,7 @@ AttachList parse_attach_list(std::string_view list)
 {
     AttachList result;
     std::vector<bool> chosen(OMPI_SPC_NUM_COUNTERS, false);
+    std::vector<bool> named(SPC_NUM_CATEGORIES, false);
     while (!list.empty()) {
         size_t comma = list.find(',');
         std::string_view entry = trim(list.substr(0, comma));
@@ -111,6 +112,9 @@ AttachList parse_attach_list(std::string_view list)
         if (counter >= 0) {
             chosen[counter] = true;
         } else if (category >= 0 || upper(name) == "ALL") {
+            if (category >= 0) {
+                named[category] = true;
+            }
             int root = category >= 0 ? category : SPC_CATEGORY_SPC;
             for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
                 if (category_contains(root, spc_counter_infos[id].category)) {
@@ -124,6 +128,11 @@ AttachList parse_attach_list(std::string_view list)
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
         if (chosen[id]) {
             result.counters.push_back(id);
+        }
+    }
+    for (int id = 0; id < SPC_NUM_CATEGORIES; ++id) {
+        if (named[id]) {
+            result.categories.push_back(id);
         }
     }
     if (!result.unknown.empty()) {
@@ -208,13 +217,16 @@ int spc_counter_is_enabled(int id)
     return valid_id(id) && __atomic_load_n(&spc_enabled_flags[id], __ATOMIC_RELAXED);
 }
 
-int spc_attach_parse(const char *list, unsigned char *chosen, char *message, size_t message_size)
+int spc_attach_parse(const char *text, spc_attach_list *list, char *message, size_t message_size)
 {
-    spc::AttachList parsed = spc::parse_attach_list(list ? list : "");
-    if (chosen != nullptr) {
-        std::fill(chosen, chosen + OMPI_SPC_NUM_COUNTERS, 0);
+    spc::AttachList parsed = spc::parse_attach_list(text ? text : "");
+    if (list != nullptr) {
+        *list = spc_attach_list{};
         for (int id : parsed.counters) {
-            chosen[id] = 1;
+            list->counters[id] = 1;
+        }
+        for (int id : parsed.categories) {
+            list->categories[id] = 1;
         }
     }
     if (message != nullptr && message_size > 0) {
@@ -236,14 +248,17 @@ const char *spc_attach_help(void)
     return help.c_str();
 }
 
-int spc_attach(const char *list, char *message, size_t message_size)
+int spc_attach(const char *text, spc_attach_list *list, char *message, size_t message_size)
 {
-    unsigned char chosen[OMPI_SPC_NUM_COUNTERS];
-    int unknown = spc_attach_parse(list, chosen, message, message_size);
+    spc_attach_list parsed;
+    int unknown = spc_attach_parse(text, &parsed, message, message_size);
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        if (chosen[id]) {
+        if (parsed.counters[id]) {
             spc_counter_enable(id);
         }
+    }
+    if (list != nullptr) {
+        *list = parsed;
     }
     return unknown;
 }

@@ -15,6 +15,7 @@ bool category_contains(int ancestor, int category);
 
 struct AttachList {
     std::vector<int> counters;          // ascending, each once
+    std::vector<int> categories;        // named themselves ("all" names none); ascending, each once
     std::vector<std::string> unknown;   // names as written, in order
     std::string message;                // empty when unknown is empty
 };

@@ -44,6 +44,7 @@ TEST(AttachList, CategoriesExpandToTheirCounters)
 {
     auto timers = parse_attach_list("spc_timers");
     EXPECT_EQ(timers.counters, (std::vector<int>{OMPI_SPC_MATCH_TIME, OMPI_SPC_OOS_MATCH_TIME}));
+    EXPECT_EQ(timers.categories, (std::vector<int>{SPC_CATEGORY_TIMERS}));
 
     auto matching = parse_attach_list("matching");
     EXPECT_EQ(matching.counters,
@@ -60,6 +61,8 @@ TEST(AttachList, CategoriesExpandToTheirCounters)
     auto mixed = parse_attach_list("spc_mpi_rma,BYTES_PUT");
     EXPECT_EQ(mixed.counters, (std::vector<int>{OMPI_SPC_PUT, OMPI_SPC_RPUT, OMPI_SPC_GET,
                                                 OMPI_SPC_RGET, OMPI_SPC_BYTES_PUT}));
+    EXPECT_EQ(mixed.categories, (std::vector<int>{SPC_CATEGORY_MPI_RMA})) << "a counter names no category";
+    EXPECT_TRUE(parse_attach_list("all").categories.empty()) << "all names the counters only";
 }
 
 TEST(AttachList, UnknownNamesAreReportedOnceAndTheRestStillApplies)
@@ -100,16 +103,20 @@ TEST(Attach, EnablesKnownNamesAndWritesTheMessage)
 {
     ASSERT_FALSE(spc_counter_is_enabled(OMPI_SPC_IBARRIER));
     char message[64];
-    EXPECT_EQ(spc_attach("IBARRIER,NOPE", message, sizeof message), 1);
+    spc_attach_list attached;
+    EXPECT_EQ(spc_attach("IBARRIER,NOPE", &attached, message, sizeof message), 1);
     EXPECT_TRUE(spc_counter_is_enabled(OMPI_SPC_IBARRIER));
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        EXPECT_EQ(attached.counters[id], id == OMPI_SPC_IBARRIER) << id;
+    }
     EXPECT_EQ(std::string(message).size(), sizeof message - 1) << "truncated, terminated";
     EXPECT_EQ(std::string(message).rfind("mpi_spc_attach: unknown counter or category \"NOPE\"", 0), 0u)
         << message;
     EXPECT_EQ(spc_counter_disable(OMPI_SPC_IBARRIER), SPC_SUCCESS);
     EXPECT_FALSE(spc_counter_is_enabled(OMPI_SPC_IBARRIER));
 
-    EXPECT_EQ(spc_attach(nullptr, nullptr, 0), 0);
-    EXPECT_EQ(spc_attach("", message, sizeof message), 0);
+    EXPECT_EQ(spc_attach(nullptr, nullptr, nullptr, 0), 0);
+    EXPECT_EQ(spc_attach("", nullptr, message, sizeof message), 0);
     EXPECT_STREQ(message, "");
 }
 
@@ -136,14 +143,22 @@ namespace {
 
 TEST(AttachParse, ReportsTheChoiceWithoutEnabling)
 {
-    unsigned char chosen[OMPI_SPC_NUM_COUNTERS];
+    spc_attach_list list;
     char message[256];
-    EXPECT_EQ(spc_attach_parse("spc_timers,nonsense", chosen, message, sizeof message), 1);
+    EXPECT_EQ(spc_attach_parse("spc_timers,nonsense", &list, message, sizeof message), 1);
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        EXPECT_EQ(chosen[id], id == OMPI_SPC_MATCH_TIME || id == OMPI_SPC_OOS_MATCH_TIME) << id;
+        EXPECT_EQ(list.counters[id], id == OMPI_SPC_MATCH_TIME || id == OMPI_SPC_OOS_MATCH_TIME) << id;
         EXPECT_FALSE(spc_counter_is_enabled(id)) << id;
     }
-    EXPECT_EQ(spc_attach_parse(nullptr, chosen, nullptr, 0), 0);
+    for (int id = 0; id < SPC_NUM_CATEGORIES; ++id) {
+        EXPECT_EQ(list.categories[id], id == SPC_CATEGORY_TIMERS) << id;
+    }
+    // Open MPI's side asks whether "traffic" was named, in any spelling.
+    EXPECT_EQ(spc_attach_parse(" Spc_Traffic , SEND", &list, nullptr, 0), 0);
+    EXPECT_TRUE(list.categories[SPC_CATEGORY_TRAFFIC]);
+    EXPECT_EQ(spc_attach_parse("all", &list, nullptr, 0), 0);
+    EXPECT_FALSE(list.categories[SPC_CATEGORY_TRAFFIC]);
+    EXPECT_EQ(spc_attach_parse(nullptr, &list, nullptr, 0), 0);
     EXPECT_EQ(spc_attach_parse("all", nullptr, nullptr, 0), 0);
 }
 

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 
 #include "spc/names.h"
-#include "spc_mpit_client.h"
+#include "spc/spc_mpit_client.h"
 
 #define PREFIX SPC_EVENT_PREFIX
 #define MAX_EVENTS 32

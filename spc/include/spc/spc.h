@@ -25,6 +25,9 @@
 
 #include "spc/names.h"
 #include "spc/spc_config.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include "spc/x86.h"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,7 +36,6 @@ extern "C" {
 /* ---- The catalogue ------------------------------------------------------ */
 
 typedef enum spc_counter_id {
-#define SPC_CATEGORY(id, parent, description)
 #define SPC_CALL(name, category, function) OMPI_SPC_##name,
 #define SPC_STAT(name, kind, unit, category, verbosity, description) OMPI_SPC_##name,
 #define SPC_WATERMARK(name, level, category, verbosity, description) OMPI_SPC_##name,
@@ -43,18 +45,12 @@ typedef enum spc_counter_id {
 
 typedef enum spc_category_id {
 #define SPC_CATEGORY(id, parent, description) SPC_CATEGORY_##id,
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #include "spc/catalogue.def"
     SPC_NUM_CATEGORIES
 } spc_category_id;
 
 enum {
     SPC_NUM_WATERMARKS = 0
-#define SPC_CATEGORY(id, parent, description)
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
 #define SPC_WATERMARK(name, level, category, verbosity, description) +1
 #include "spc/catalogue.def"
 };
@@ -133,9 +129,7 @@ double spc_ticks_per_second(void);
 static inline uint64_t spc_ticks(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    uint32_t low, high;
-    __asm__ __volatile__("rdtsc" : "=a"(low), "=d"(high));
-    return ((uint64_t)high << 32) | low;
+    return spc_rdtsc_();
 #else
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -150,15 +144,20 @@ int spc_counter_enable(int id);
 int spc_counter_disable(int id);
 int spc_counter_is_enabled(int id);
 
-/* Enables, once each, the counters a configuration string names: "all",
- * counter names (with or without OMPI_SPC_) and category names, separated by
- * commas.  Returns the number of names it did not know; when that is not 0 it
- * writes one message naming them and the valid choices into message (if
- * message_size > 0).  The names it knew are enabled either way. */
-int spc_attach(const char *list, char *message, size_t message_size);
-/* The same without enabling: chosen[id] (OMPI_SPC_NUM_COUNTERS bytes, may be
- * NULL) is set to 1 for each counter the list names, 0 otherwise. */
-int spc_attach_parse(const char *list, unsigned char *chosen, char *message, size_t message_size);
+/* An attach list (mpi_spc_attach), parsed: "all", counter names (with or
+ * without OMPI_SPC_) and category names, separated by commas, in any case. */
+typedef struct spc_attach_list {
+    unsigned char counters[OMPI_SPC_NUM_COUNTERS];  /* 1: chosen, by its name, a category or "all" */
+    unsigned char categories[SPC_NUM_CATEGORIES];   /* 1: named by its own name ("all" names none) */
+} spc_attach_list;
+/* Parses text into list (may be NULL); enables nothing.  Returns the number
+ * of names it did not know; when that is not 0 it writes one message naming
+ * them, the closest valid names and the valid choices into message (if
+ * message_size > 0). */
+int spc_attach_parse(const char *text, spc_attach_list *list, char *message, size_t message_size);
+/* The same, and enables each counter chosen, once, whatever else the text
+ * holds; list (may be NULL) says which, for the caller to disable. */
+int spc_attach(const char *text, spc_attach_list *list, char *message, size_t message_size);
 /* What an attach list may hold, with every category and counter name: the
  * help text of mpi_spc_attach. */
 const char *spc_attach_help(void);
@@ -235,10 +234,6 @@ int spc_switch_is_on(int key);
 
 /* The catalogue's SPC_PER_COMM rows: counters also kept per communicator. */
 typedef enum spc_comm_counter_id {
-#define SPC_CATEGORY(id, parent, description)
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #define SPC_PER_COMM(name, where) SPC_COMM_##name,
 #include "spc/catalogue.def"
     SPC_NUM_COMM_COUNTERS
@@ -246,10 +241,6 @@ typedef enum spc_comm_counter_id {
 
 /* The catalogue's SPC_PER_PEER rows: arrays with one element per rank. */
 typedef enum spc_peer_counter_id {
-#define SPC_CATEGORY(id, parent, description)
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #define SPC_PER_PEER(name, kind, unit, description) SPC_##name,
 #include "spc/catalogue.def"
     SPC_NUM_PEER_COUNTERS
@@ -268,10 +259,6 @@ extern const spc_peer_counter_info spc_peer_counter_infos[SPC_NUM_PEER_COUNTERS]
  * length: bin 0 for 0 bytes, bin k for [2^(k-1), 2^k) bytes. */
 enum { SPC_HISTOGRAM_BINS = 65 };
 typedef enum spc_histogram_id {
-#define SPC_CATEGORY(id, parent, description)
-#define SPC_CALL(name, category, function)
-#define SPC_STAT(name, kind, unit, category, verbosity, description)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #define SPC_HISTOGRAM(name, description) SPC_HISTOGRAM_##name,
 #include "spc/catalogue.def"
     SPC_NUM_HISTOGRAMS
@@ -387,10 +374,7 @@ extern unsigned spc_timer_sampling_;
  * of intervals it timed (SPC_TIMED_<id>), then its sampling state. */
 enum spc_block_slot {
     SPC_BLOCK_TIMED_BEFORE_ = OMPI_SPC_NUM_COUNTERS - 1,
-#define SPC_CATEGORY(id, parent, description)
-#define SPC_CALL(name, category, function)
 #define SPC_STAT(name, kind, unit, category, verbosity, description) SPC_TIMED_SLOT_##kind##_(name)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #define SPC_TIMED_SLOT_COUNTER_(name)
 #define SPC_TIMED_SLOT_AGGREGATE_(name)
 #define SPC_TIMED_SLOT_LEVEL_(name)
@@ -493,10 +477,7 @@ static inline void spc_user_or_mpi_(int tag, uint64_t n, int user_id, int mpi_id
 static inline int spc_timed_slot_(int id)
 {
     switch (id) {
-#define SPC_CATEGORY(category_id, parent, description)
-#define SPC_CALL(name, category, function)
 #define SPC_STAT(name, kind, unit, category, verbosity, description) SPC_TIMED_CASE_##kind##_(name)
-#define SPC_WATERMARK(name, level, category, verbosity, description)
 #define SPC_TIMED_CASE_COUNTER_(name)
 #define SPC_TIMED_CASE_AGGREGATE_(name)
 #define SPC_TIMED_CASE_LEVEL_(name)
@@ -587,18 +568,8 @@ static inline void spc_level_add_(int id, int64_t delta)
 
 #if SPC_SITES_PATCHED
 
-/* The site: a 5-byte jmp to the update code (flag kind), which sites.cc
- * patches into a 5-byte no-op while the counters are off.  ".p2align 6,,4"
- * pads only a site that would straddle a cache line, so that no patch ever
- * spans two lines. */
-#define SPC_SITE_(id, id2, on)                                                              \
-    __asm__ goto(".p2align 6,,4\n"                                                          \
-                 "1: .byte 0xe9\n .long %l[" #on "] - 2f\n2:\n"                            \
-                 ".pushsection spc_sites,\"a\"\n .balign 4\n"                               \
-                 " .long 1b - ., %l[" #on "] - ., %c0, %c1\n .popsection"                  \
-                 : : "i"(id), "i"(id2) : : on)
-
-/* code runs out of line, behind one site of counters id and id2. */
+/* code runs out of line, behind one site of counters id and id2
+ * (SPC_SITE_, spc/x86.h). */
 #define SPC_GUARDED_(id, id2, code)                   \
     do {                                              \
         __label__ spc_on_, spc_done_;                 \

@@ -1,15 +1,15 @@
 /*
- * The machinery behind MPI_T events (MPI 4.1 section 16.3.8), free of Open
- * MPI's headers so that its concurrency can be tested alone under
- * ThreadSanitizer: registrations and their callbacks per safety level,
- * dispatch to the callback of the lowest level valid where an event is
- * raised, one source per raising thread with a bounded buffer for the
- * events that wait for the thread's next safe point, dropped counts, and
- * free callbacks once no more events can arrive.  ompi_spc_events.c puts
- * MPI_T's names, types and error codes on it.
+ * The machinery behind MPI_T events (MPI 4.1 section 16.3.8), free of MPI so
+ * that its concurrency can be tested alone under ThreadSanitizer:
+ * registrations and their callbacks per safety level, dispatch to the
+ * callback of the lowest level valid where an event is raised, one source
+ * per raising thread with a bounded buffer for the events that wait for the
+ * thread's next safe point, dropped counts, and free callbacks once no more
+ * events can arrive.  Open MPI's side (pvar_export/ompi/ompi_spc_events.c)
+ * puts MPI_T's names, types and error codes on it.
  */
-#ifndef OMPI_SPC_EVENT_CORE_H
-#define OMPI_SPC_EVENT_CORE_H
+#ifndef SPC_EVENTS_H
+#define SPC_EVENTS_H
 
 #include <stddef.h>
 #include <stdint.h>

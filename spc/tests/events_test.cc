@@ -1,4 +1,4 @@
-// The MPI_T event machinery (pvar_export/ompi/ompi_spc_event_core.c) alone,
+// The MPI_T event machinery (spc/src/event_*.c) alone,
 // without Open MPI: dispatch to the lowest valid callback level, waiting
 // events and safe points, exact dropped counts reported first, free
 // callbacks after the last event, and the same while threads raise and a
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "../ompi/ompi_spc_event_core.h"
+#include "spc/events.h"
 #include "spc/spc.h"
 
 namespace {
