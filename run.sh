@@ -48,12 +48,15 @@ Steps, each saved in its folder of DIR:
               configuration (summary.md)               [spc nospc upstream]
 The campaign steps (ab, callgrind, netpipe, pairwise, lammps) also keep
 meta.json, runs.jsonl (one record per run) and raw.tar.xz (every run's raw
-output).  DIR/summary.md gathers every table with the date, machine and
-command; DIR/meta.json has the machine and builds.  The study runs in the
-builds as they were when each was brought up to date: a build replaced before
-or while a step runs stops that step with a message.  A step that fails, or
-that leaves no record, is reported and the others still run; the exit status
-is non-zero if any failed.
+output); each is a driver of the package netpipe_runs (ab_runs,
+callgrind_counts, netpipe_sweep, pairwise_runs, lammps_runs: python3 -m
+netpipe_runs.DRIVER --help) and its tables a report of the package analysis
+(/usr/bin/python3 -m analysis.REPORT DIR).  DIR/summary.md gathers every
+table with the date, machine and command; DIR/meta.json has the machine and
+builds.  The study runs in the builds as they were when each was brought up
+to date: a build replaced before or while a step runs stops that step with a
+message.  A step that fails, or that leaves no record, is reported and the
+others still run; the exit status is non-zero if any failed.
 USAGE
 }
 
@@ -155,8 +158,7 @@ need() {
 write_meta() {
     python3 - "$out/meta.json" "$command_line" "$profile" "$use_builds" >/dev/null <<'PY'
 import json, sys
-sys.path.insert(0, "netpipe_runs")
-import study
+from netpipe_runs import study
 builds = {v.split("=")[0]: study.build_info(study.where(v.split("=")[0])) for v in sys.argv[4].split(",")}
 with open(sys.argv[1], "w") as f:
     json.dump({"command": sys.argv[2], "profile": sys.argv[3], "machine": study.machine(), "builds": builds}, f,
@@ -243,16 +245,16 @@ microbench() {
         --benchmark_out="$out/microbench/bench.json" --benchmark_out_format=json &&
     mpirun_spc -np 1 --bind-to core "$study_build/bench/spc_read_bench" "${options[@]}" \
         --benchmark_out="$out/microbench/reads.json" --benchmark_out_format=json &&
-    $analysis analysis/microbench_table.py "$out/microbench/bench.json" "$out/microbench/reads.json" \
+    $analysis -m analysis.microbench_table "$out/microbench/bench.json" "$out/microbench/reads.json" \
         --out "$out/microbench/table.md"
 }
 # The campaigns run in the builds of this study or stop: never a rebuild under a running step.
-callgrind() { python3 bench/callgrind_counts.py --use-builds "$use_builds" --messages "$messages" --out "$out/callgrind"; }
-netpipe() { python3 netpipe_runs/netpipe_sweep.py --use-builds "$use_builds" --profile "$profile" --out "$out/netpipe"; }
-pairwise() { python3 bench/pairwise_runs.py --use-builds "$use_builds" --profile "$profile" --out "$out/pairwise"; }
-ab() { python3 bench/ab_runs.py --use-builds "$use_builds" --profile "$profile" --out "$out/ab"; }
+callgrind() { python3 -m netpipe_runs.callgrind_counts --use-builds "$use_builds" --messages "$messages" --out "$out/callgrind"; }
+netpipe() { python3 -m netpipe_runs.netpipe_sweep --use-builds "$use_builds" --profile "$profile" --out "$out/netpipe"; }
+pairwise() { python3 -m netpipe_runs.pairwise_runs --use-builds "$use_builds" --profile "$profile" --out "$out/pairwise"; }
+ab() { python3 -m netpipe_runs.ab_runs --use-builds "$use_builds" --profile "$profile" --out "$out/ab"; }
 lammps() {
-    python3 bench/lammps_runs.py --use-builds "$use_builds" --rounds "$lammps_rounds" --steps "$lammps_steps" \
+    python3 -m netpipe_runs.lammps_runs --use-builds "$use_builds" --rounds "$lammps_rounds" --steps "$lammps_steps" \
         --out "$out/lammps"
 }
 
@@ -262,7 +264,7 @@ recorded() {
     case "$1" in
         demo) [ -s "$out/demo/output.txt" ] && [ -s "$out/demo/live.csv" ] ;;
         microbench) [ -s "$out/microbench/table.md" ] ;;
-        *) python3 netpipe_runs/campaign.py check "$out/$1" ;;
+        *) python3 -m netpipe_runs.campaign check "$out/$1" ;;
     esac
 }
 
@@ -289,21 +291,21 @@ for k in "${!chosen[@]}"; do
 done
 
 echo "== reports"
-report() {  # report NAME SCRIPT ARGS...: runs an analysis script, counts a failure
+report() {  # report NAME MODULE ARGS...: runs a report of analysis/, counts a failure
     local name=$1
     shift
-    $analysis "$@" >/dev/null || failed+=("$name")
+    $analysis -m "$@" >/dev/null || failed+=("$name")
 }
 # (a campaign that could not start left no meta.json)
-[ -f "$out/callgrind/meta.json" ] && report callgrind-table analysis/callgrind_table.py "$out/callgrind"
-[ -f "$out/netpipe/meta.json" ] && report netpipe-report analysis/netpipe_report.py "$out/netpipe"
+[ -f "$out/callgrind/meta.json" ] && report callgrind-table analysis.callgrind_table "$out/callgrind"
+[ -f "$out/netpipe/meta.json" ] && report netpipe-report analysis.netpipe_report "$out/netpipe"
 measured=()
 for folder in pairwise ab; do
     [ -f "$out/$folder/meta.json" ] && measured+=("$out/$folder")
 done
-[ ${#measured[@]} -gt 0 ] && report pairwise-report analysis/pairwise_report.py "${measured[@]}"
-[ -f "$out/lammps/meta.json" ] && report lammps-report analysis/lammps_report.py "$out/lammps"
-report summary analysis/study_summary.py "$out"
+[ ${#measured[@]} -gt 0 ] && report pairwise-report analysis.pairwise_report "${measured[@]}"
+[ -f "$out/lammps/meta.json" ] && report lammps-report analysis.lammps_report "$out/lammps"
+report summary analysis.study_summary "$out"
 echo "saved in $out after $(elapsed):"
 echo "  meta.json (machine, builds, command), and the tables and figures:"
 (cd "$out" && find . -name '*.md' -o -name '*.png' | sort | sed 's|^\./|  |')

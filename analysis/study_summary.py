@@ -1,15 +1,13 @@
-#!/usr/bin/python3
 """Gathers the reports of one run of ./run.sh into OUT/summary.md: what was
 run, on what, and every table, with the NetPIPE figures linked.
 
-usage: /usr/bin/python3 analysis/study_summary.py OUT"""
+usage: /usr/bin/python3 -m analysis.study_summary OUT"""
 import json
 import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netpipe_report import FIGURES  # noqa: E402
+from analysis.netpipe_report import FIGURES
 
 # (heading, report inside OUT, step of run.sh that makes it)
 PARTS = [

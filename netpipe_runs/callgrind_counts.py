@@ -1,17 +1,12 @@
-#!/usr/bin/env python3
 """Counts, with callgrind, the instructions per message of the send path and
 the receive match path of a 1-byte ping-pong (bench/pingpong.c) in each
 study configuration: repeatable to the instruction, unlike time on this
-machine.  Table: /usr/bin/python3 analysis/callgrind_table.py DIR"""
+machine.  Table: /usr/bin/python3 -m analysis.callgrind_table DIR"""
 import argparse
-import os
 import re
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 # Where callgrind collects (inclusive of what they call): per rank, divided by
 # the messages it sent (received), instructions per message.
@@ -82,7 +77,7 @@ def main():
                 programs[config.build], str(args.messages)]
             runs.execute(run, command, args.timeout, judge=judge_files(files), label=config.name,
                          outputs={f"rank{rank}": path for rank, path in files.items()})
-    print(f"saved: {out}\ntable: /usr/bin/python3 analysis/callgrind_table.py {out}")
+    print(f"saved: {out}\ntable: /usr/bin/python3 -m analysis.callgrind_table {out}")
 
 
 if __name__ == "__main__":

@@ -28,8 +28,7 @@ import tarfile
 import time
 from typing import NamedTuple
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import study  # noqa: E402
+from netpipe_runs import study
 
 RECORDS = "runs.jsonl"
 ARCHIVE = "raw.tar.xz"
@@ -664,10 +663,11 @@ class Campaign:
 
 
 if __name__ == "__main__":
-    # campaign.py check DIR...: exit 1, naming what is wrong, unless every
-    # DIR holds a complete record of good runs (run.sh checks each step so).
+    # python3 -m netpipe_runs.campaign check DIR...: exit 1, naming what is
+    # wrong, unless every DIR holds a complete record of good runs (run.sh
+    # checks each step so).
     if len(sys.argv) < 3 or sys.argv[1] != "check":
-        sys.exit("usage: campaign.py check DIR...")
+        sys.exit("usage: python3 -m netpipe_runs.campaign check DIR...")
     wrong = [problem for folder in sys.argv[2:] for problem in record_problems(folder)]
     print("\n".join(wrong) or f"complete: {', '.join(sys.argv[2:])}")
     sys.exit(1 if wrong else 0)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Callgrind instructions per 1-byte ping-pong message (bench/pingpong.c over
 vader, the "spc" build, no counter on) with no MPI_T event handle, and with
 bench/event_listener.c preloaded: a handle on every ob1 event of
@@ -6,18 +5,13 @@ MPI_COMM_WORLD with a THREAD_SAFE callback that does nothing.  Same build,
 same program binary; only LD_PRELOAD differs.  Instructions are repeatable,
 so one run of each suffices.
 
-usage: event_cost.py OUT_DIR [--messages N]"""
+usage: python3 -m netpipe_runs.event_cost OUT_DIR [--messages N]"""
 import argparse
 import json
 import os
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import study  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import callgrind_counts  # noqa: E402
+from netpipe_runs import callgrind_counts, study
 
 # Where events are raised, and none inside another (a nested --toggle-collect
 # would switch collection off): the send, a receive's start (posted queue,
@@ -37,7 +31,7 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--messages", type=int, default=2000)
     args = parser.parse_args()
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = study.REPO
     prefix = subprocess.run([os.path.join(repo, "ompi_patches", "build_ompi.sh"), "--cached", "spc"],
                             check=True, capture_output=True, text=True).stdout.strip()
     os.makedirs(args.out, exist_ok=True)

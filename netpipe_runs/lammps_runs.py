@@ -1,17 +1,14 @@
-#!/usr/bin/env python3
 """What counting costs a real application: Debian's unchanged LAMMPS (an LJ
 melt of 32,000 atoms, 300 steps, 2 ranks over vader) on each build's libmpi,
 its loop time per configuration, interleaved over rounds.
-Table: /usr/bin/python3 analysis/lammps_report.py DIR"""
+Table: /usr/bin/python3 -m analysis.lammps_report DIR"""
 import argparse
 import os
 import re
 import shutil
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 CONFIGURATIONS = ("baseline", "ours-off", "ours-all", "ours-all-sampled", "upstream-off", "upstream-all")
 LOOP = re.compile(r"^Loop time of ([0-9.eE+-]+) on (\d+) procs for (\d+) steps with (\d+) atoms", re.M)
@@ -64,7 +61,7 @@ def main():
                 "-x", "LD_LIBRARY_PATH", lmp, "-in", spc_input, "-var", "steps", str(args.steps), "-log", "none"]
             runs.execute(run, command, args.timeout, judge=judge, label=config.name,
                          env={"LD_LIBRARY_PATH": os.path.join(prefix, "lib")})
-    print(f"saved: {out}\ntable: /usr/bin/python3 analysis/lammps_report.py {out}")
+    print(f"saved: {out}\ntable: /usr/bin/python3 -m analysis.lammps_report {out}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """What reading a running job's live counters costs the reader: one full read
 of a 2-rank job by spc-top (list the folder, map, check and sum every rank:
 spc-top --time) and one scrape of spc-exporter (HTTP GET /metrics, timed by
@@ -9,8 +8,8 @@ sends with all counters on, so the reads see a job that runs; every scrape is
 checked to hold that number (exit status BENCH_EXIT_CHECK_FAILED otherwise).
 Output: one JSON line (microseconds), then a line for people starting "# ".
 
-usage: live_read_cost.py --mpirun M --job LIVE_JOB --top SPC_TOP --exporter SPC_EXPORTER
-                         --dir DIR [--reads N] [--scrapes N] [--btl self,vader]"""
+usage: python3 -m netpipe_runs.live_read_cost --mpirun M --job LIVE_JOB --top SPC_TOP
+           --exporter SPC_EXPORTER --dir DIR [--reads N] [--scrapes N] [--btl self,vader]"""
 import argparse
 import json
 import os
@@ -23,8 +22,7 @@ import tempfile
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import study  # noqa: E402
+from netpipe_runs import study
 
 SENDS = 1000
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Seed 003's monitoring against our communicator counters, on the same
 traffic in the same build: the in-process A/B ping-pong (bench/ab_pingpong.c,
 --counters comm: every variable bound to MPI_COMM_WORLD; comm-untimed: all
@@ -12,16 +11,12 @@ inside a process).  Monitoring's own report at MPI_Finalize
 (pml_monitoring_enable_output: a line "E <rank> <peer> <n> bytes <n> msgs
 sent" per rank) must show at least the timed messages, so a run it did not
 watch fails.
-Summary: python3 bench/monitoring_runs.py --summary DIR"""
+Summary: python3 -m netpipe_runs.monitoring_runs --summary DIR"""
 import argparse
-import os
 import re
 import statistics
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 BUILD = "spcdso"
 MONITORING = ("off", "on")
@@ -135,7 +130,7 @@ def main():
 
             runs.execute(run, command, args.timeout, judge=judge)
     summary(out)
-    print(f"saved: {out}\nsummary: python3 bench/monitoring_runs.py --summary {out}")
+    print(f"saved: {out}\nsummary: python3 -m netpipe_runs.monitoring_runs --summary {out}")
 
 
 if __name__ == "__main__":

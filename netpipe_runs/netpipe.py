@@ -10,8 +10,7 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import study  # noqa: E402
+from netpipe_runs import study
 
 PACKAGE, VERSION = "netpipe", "3.7.2-8"
 ORIG = "netpipe_3.7.2.orig.tar.gz"

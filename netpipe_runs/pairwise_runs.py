@@ -1,15 +1,10 @@
-#!/usr/bin/env python3
 """Runs the paper's multi-threaded pairwise benchmark (bench/pairwise.c, seed
 004 section 6.1, Table 3) in the study's configurations, T threads per rank,
-rounds interleaved.  Tables: /usr/bin/python3 analysis/pairwise_report.py DIR"""
+rounds interleaved.  Tables: /usr/bin/python3 -m analysis.pairwise_report DIR"""
 import argparse
-import os
-import sys
 from typing import NamedTuple
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 
 class Setup(NamedTuple):
@@ -121,7 +116,7 @@ def main():
                           "--iterations", str(args.iterations), "--warmup", str(args.warmup)]
                        + (["--no-ack"] if args.no_ack else []) + list(setup.program_args))
             runs.execute(run, command, args.timeout, judge=campaign.bench_judge)
-    print(f"saved: {out}\ntables: /usr/bin/python3 analysis/pairwise_report.py {out}")
+    print(f"saved: {out}\ntables: /usr/bin/python3 -m analysis.pairwise_report {out}")
 
 
 if __name__ == "__main__":

@@ -1,18 +1,14 @@
-#!/usr/bin/python3
 """Tests of the campaign toolkit (campaign.py) and the contracts study.py
 reads, without MPI: plans, pads, resuming, process trees, records.
-usage: /usr/bin/python3 netpipe_runs/test_campaign.py"""
+usage: /usr/bin/python3 -m netpipe_runs.test_campaign"""
 import contextlib
 import io
 import json
 import os
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 
 def items(*names, block=""):
