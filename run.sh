@@ -156,14 +156,8 @@ need() {
     return $status
 }
 write_meta() {
-    python3 - "$out/meta.json" "$command_line" "$profile" "$use_builds" >/dev/null <<'PY'
-import json, sys
-from netpipe_runs import study
-builds = {v.split("=")[0]: study.build_info(study.where(v.split("=")[0])) for v in sys.argv[4].split(",")}
-with open(sys.argv[1], "w") as f:
-    json.dump({"command": sys.argv[2], "profile": sys.argv[3], "machine": study.machine(), "builds": builds}, f,
-              indent=2)
-PY
+    python3 -m netpipe_runs.campaign meta "$out/meta.json" --command "$command_line" --profile "$profile" \
+        --use-builds "$use_builds"
 }
 needed=()
 for step in "${chosen[@]}"; do

@@ -10,7 +10,7 @@ Debian's /usr/bin/python3 for pandas and matplotlib).
   campaign         the toolkit every driver runs its campaign with: plans,
                    environment pads, the one way a run is started and ended
                    (run_tree), the one record format (runs.jsonl, meta.json,
-                   raw.tar.xz), and `check DIR` for run.sh
+                   raw.tar.xz), and `check DIR` / `meta FILE` for run.sh
   netpipe          NetPIPE's source, its build per Open MPI build, its output
   drivers          netpipe_sweep, callgrind_counts, ab_runs, pairwise_runs,
                    lammps_runs (run.sh's steps); live_runs, monitoring_runs,

@@ -14,6 +14,7 @@ runs.jsonl (one JSON record per finished run, see Campaign.execute) and raw/
 every planned run is recorded (pack()); read_records() and RawFiles read
 either form.  Run the same command with the same folder again to resume: the
 recorded runs are skipped, the seed and plan are the recorded ones."""
+import argparse
 import datetime
 import gzip
 import io
@@ -290,6 +291,16 @@ def bench_judge(returncode, stdout, stderr):
 
 # --- records and raw files ----------------------------------------------------
 
+def write_json(path, data):
+    """PATH holds DATA as JSON, replaced whole (a reader never sees half a
+    file): how every JSON file of the study is written (meta.json and the
+    others; runs.jsonl, one line per run, is appended by Campaign.execute)."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+
+
 def read_records(folder):
     """The records of a campaign folder (runs.jsonl, or runs.jsonl.gz)."""
     path = os.path.join(folder, RECORDS)
@@ -529,9 +540,7 @@ class Campaign:
     # -- bookkeeping
 
     def save_meta(self):
-        with open(self.meta_path + ".tmp", "w") as f:
-            json.dump(self.meta, f, indent=1)
-        os.replace(self.meta_path + ".tmp", self.meta_path)
+        write_json(self.meta_path, self.meta)
 
     def note(self, **entries):
         """Adds ENTRIES (JSON) to meta.json."""
@@ -662,12 +671,40 @@ class Campaign:
         return record
 
 
-if __name__ == "__main__":
-    # python3 -m netpipe_runs.campaign check DIR...: exit 1, naming what is
-    # wrong, unless every DIR holds a complete record of good runs (run.sh
-    # checks each step so).
-    if len(sys.argv) < 3 or sys.argv[1] != "check":
-        sys.exit("usage: python3 -m netpipe_runs.campaign check DIR...")
-    wrong = [problem for folder in sys.argv[2:] for problem in record_problems(folder)]
-    print("\n".join(wrong) or f"complete: {', '.join(sys.argv[2:])}")
+def study_meta(path, command, profile, use_builds):
+    """The meta.json of a whole study (./run.sh): its command and profile,
+    the machine, and each build of USE_BUILDS ({variant: hash}) as recorded
+    in its build-info.json."""
+    write_json(path, {"command": command, "profile": profile, "machine": study.machine(),
+                      "builds": {variant: study.build_info(study.where(variant)) for variant in use_builds}})
+
+
+def main():
+    """python3 -m netpipe_runs.campaign check DIR...: exit 1, naming what is
+    wrong, unless every DIR holds a complete record of good runs (run.sh
+    checks each step so); meta FILE ...: a study's meta.json (run.sh writes
+    it as each build is brought up)."""
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.campaign",
+                                     description="The campaign toolkit's commands for run.sh and tests.")
+    commands = parser.add_subparsers(dest="action", required=True)
+    check = commands.add_parser("check", help="whether each DIR is a campaign that recorded every planned run, "
+                                "and all ended well (exit 1 naming what is not)")
+    check.add_argument("folders", nargs="+", metavar="DIR")
+    meta = commands.add_parser("meta", help="write the meta.json of a study: command, profile, machine, builds")
+    meta.add_argument("file")
+    meta.add_argument("--command", dest="command_line", metavar="COMMAND", required=True,
+                      help="the study's command line")
+    meta.add_argument("--profile", required=True)
+    meta.add_argument("--use-builds", required=True, type=build_hashes, metavar="VARIANT=HASH,...",
+                      help="the builds the study runs in")
+    args = parser.parse_args()
+    if args.action == "meta":
+        study_meta(args.file, args.command_line, args.profile, args.use_builds)
+        return
+    wrong = [problem for folder in args.folders for problem in record_problems(folder)]
+    print("\n".join(wrong) or f"complete: {', '.join(args.folders)}")
     sys.exit(1 if wrong else 0)
+
+
+if __name__ == "__main__":
+    main()

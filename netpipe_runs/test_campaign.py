@@ -212,6 +212,29 @@ class Records(unittest.TestCase):
         finally:
             study.where = where
 
+    def test_json_files_are_written_whole(self):
+        path = os.path.join(self.tmp.name, "x.json")
+        campaign.write_json(path, {"a": [1, 2]})
+        campaign.write_json(path, {"b": "c"})
+        with open(path) as f:
+            self.assertEqual(json.load(f), {"b": "c"})
+        self.assertFalse(os.path.exists(path + ".tmp"))
+
+    def test_study_meta_names_each_build(self):
+        with open(os.path.join(self.prefix, "build-info.json"), "w") as f:
+            json.dump({"variant": "fake", "content_hash": "hash1"}, f)
+        where, study.where = study.where, lambda variant=None: self.prefix
+        try:
+            campaign.study_meta(os.path.join(self.tmp.name, "meta.json"), "./run.sh --profile smoke", "smoke",
+                                campaign.build_hashes("fake=hash1"))
+        finally:
+            study.where = where
+        with open(os.path.join(self.tmp.name, "meta.json")) as f:
+            meta = json.load(f)
+        self.assertEqual((meta["command"], meta["profile"], meta["builds"]),
+                         ("./run.sh --profile smoke", "smoke", {"fake": {"variant": "fake", "content_hash": "hash1"}}))
+        self.assertIn("cpu", meta["machine"])
+
     def test_finished_campaign_is_packed_and_readable(self):
         with contextlib.redirect_stdout(io.StringIO()):
             with self.campaign() as c:
