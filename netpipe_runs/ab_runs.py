@@ -84,7 +84,7 @@ def main():
     print(f"== A/B ping-pong: sets {args.sets} x {[t.name for t in args.transports]} x {args.rounds} rounds "
           f"in {args.builds} -> {out}", flush=True)
     with campaign.Campaign(out, "ab", builds, items, args.rounds, args.seed, settings) as runs:
-        programs = campaign.compile_programs(out, builds, "ab_pingpong.c")
+        programs = campaign.compile_programs(out, builds, "bench/ab_pingpong.c")
         for run in runs.pending():
             fields = run.item.fields
             dump = runs.path(run, ".dump.csv")

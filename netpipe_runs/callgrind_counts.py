@@ -64,7 +64,7 @@ def main():
                 "functions": FUNCTIONS}
     # Instruction counts must stay repeatable: every run gets the same (empty) pad.
     with campaign.Campaign(out, "callgrind", builds, items, 1, args.seed, settings, env_pad=0) as runs:
-        programs = campaign.compile_programs(out, builds, "pingpong.c")
+        programs = campaign.compile_programs(out, builds, "bench/pingpong.c")
         for run in runs.pending():
             config = study.configuration(run.item.fields["configuration"])
             files = {rank: runs.path(run, f".rank{rank}.callgrind") for rank in RANKS}

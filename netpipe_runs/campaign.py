@@ -142,19 +142,26 @@ def resolve_builds(variants, cached=False, expected=None):
     return builds
 
 
-def compile_programs(out, builds, source):
-    """bench/SOURCE compiled by each build's own mpicc into OUT/bin/:
-    {variant: program}; exits with the compiler's message on failure."""
+# How the study compiles its MPI programs with each build's mpicc.
+C_FLAGS = ("-std=c11", "-O2", "-Wall", "-pthread")
+
+
+def compile_programs(out, builds, source, flags=C_FLAGS, library=False):
+    """SOURCE (a path from the repository's root: bench/pairwise.c) compiled
+    by each build's own mpicc into OUT/bin/, a program NAME-VARIANT or, with
+    LIBRARY, a shared object libNAME-VARIANT.so: {variant: path}; exits with
+    the compiler's message on failure."""
     folder = os.path.join(out, "bin")
     os.makedirs(folder, exist_ok=True)
+    name = os.path.splitext(os.path.basename(source))[0]
     programs = {}
     for variant, build in builds.items():
-        programs[variant] = os.path.join(folder, f"{os.path.splitext(source)[0]}-{variant}")
+        programs[variant] = os.path.join(folder, f"lib{name}-{variant}.so" if library else f"{name}-{variant}")
         # the MPI_T client header and spc/names.h, which every build can use
         includes = ["-I" + os.path.join(study.REPO, "pvar_export", "client"),
                     "-I" + os.path.join(study.REPO, "spc", "include")]
-        command = [os.path.join(build.prefix, "bin", "mpicc"), "-std=c11", "-O2", "-Wall", "-pthread",
-                   *includes, os.path.join(study.REPO, "bench", source), "-o", programs[variant]]
+        command = [os.path.join(build.prefix, "bin", "mpicc"), *flags, *(["-fPIC", "-shared"] if library else []),
+                   *includes, os.path.join(study.REPO, source), "-o", programs[variant]]
         result = subprocess.run(command, capture_output=True, text=True)
         with open(os.path.join(folder, "compile.log"), "a") as f:
             f.write("$ " + " ".join(command) + "\n" + result.stdout + result.stderr)

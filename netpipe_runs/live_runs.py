@@ -11,7 +11,6 @@ Live and plain runs of one round run next to each other in a shuffled order,
 so compare them within rounds.  Tables: /usr/bin/python3 -m analysis.live_report DIR"""
 import argparse
 import os
-import subprocess
 import sys
 
 from netpipe_runs import campaign, study
@@ -52,18 +51,6 @@ def arguments():
     return args
 
 
-def compile_live_job(out, prefix):
-    """tools/live/tests/live_job.c by the build's own mpicc, into OUT/bin/."""
-    program = os.path.join(out, "bin", "live_job-spc")
-    os.makedirs(os.path.dirname(program), exist_ok=True)
-    command = [os.path.join(prefix, "bin", "mpicc"), "-std=gnu11", "-O2", "-Wall", "-pthread",
-               os.path.join(study.REPO, "tools", "live", "tests", "live_job.c"), "-o", program]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"live_runs: compiling live_job.c failed:\n{result.stderr}")
-    return program
-
-
 def main():
     args = arguments()
     profile = PROFILES[args.profile]
@@ -94,9 +81,10 @@ def main():
     print(f"== live counters' cost: {[i.name for i in items]} x {args.rounds} rounds -> {out}", flush=True)
     prefix = builds["spc"].prefix
     with campaign.Campaign(out, "live", builds, items, args.rounds, args.seed, settings) as runs:
-        programs = {name: campaign.compile_programs(out, builds, name + ".c")["spc"]
+        programs = {name: campaign.compile_programs(out, builds, f"bench/{name}.c")["spc"]
                     for name in ("ab_pingpong", "pairwise")}
-        live_job = compile_live_job(out, prefix)
+        live_job = campaign.compile_programs(out, builds, "tools/live/tests/live_job.c",
+                                             flags=("-std=gnu11",) + campaign.C_FLAGS[1:])["spc"]
         for run in runs.pending():
             f = run.item.fields
             if f["step"] == "ab":

@@ -109,7 +109,7 @@ def main():
     print(f"== monitoring against our communicator counters: {[t.name for t in args.transports]} x "
           f"{args.rounds} rounds in {BUILD} -> {out}", flush=True)
     with campaign.Campaign(out, "monitoring", builds, items, args.rounds, args.seed, settings) as runs:
-        program = campaign.compile_programs(out, builds, "ab_pingpong.c")[BUILD]
+        program = campaign.compile_programs(out, builds, "bench/ab_pingpong.c")[BUILD]
         for run in runs.pending():
             fields = run.item.fields
             round_trips, pairs, warmup = BLOCKS[fields["transport"]]

@@ -106,7 +106,7 @@ def main():
     print(f"== pairwise: {len(args.setups)} setups x T in {args.threads} x {args.rounds} rounds -> {out}",
           flush=True)
     with campaign.Campaign(out, "pairwise", builds, items, args.rounds, args.seed, settings) as runs:
-        programs = campaign.compile_programs(out, builds, "pairwise.c")
+        programs = campaign.compile_programs(out, builds, "bench/pairwise.c")
         for run in runs.pending():
             config = study.configuration(run.item.fields["configuration"])
             setup = next(s for s in args.setups if s.key == run.item.fields["setup"])
