@@ -27,13 +27,25 @@ def inclusive_instructions(callgrind_file, functions=None):
     return found
 
 
-def judge_files(files):
-    """A judge that reads each rank's callgrind file into the result."""
+def valgrind(functions, out_pattern):
+    """The callgrind command each rank runs under, collecting only inside
+    FUNCTIONS, into OUT_PATTERN (with %q{OMPI_COMM_WORLD_RANK}: one file
+    per rank)."""
+    # --smc-check=all: our sites rewrite code that valgrind may already have
+    # translated (at load, and when MPI_Init attaches)
+    return ["valgrind", "--tool=callgrind", "--smc-check=all", "--collect-atstart=no",
+            *(f"--toggle-collect={function}" for function in functions.values()),
+            "--callgrind-out-file=" + out_pattern]
+
+
+def judge_files(files, functions=None):
+    """A judge that reads each rank's callgrind file (FUNCTIONS', by default
+    FUNCTIONS' inclusive instructions) into the result."""
     def judge(returncode, stdout, stderr):
         if returncode != 0:
             return "failed", f"exit status {returncode}", None
         try:
-            return "ok", "", {f"rank{rank}": inclusive_instructions(path) for rank, path in files.items()}
+            return "ok", "", {f"rank{rank}": inclusive_instructions(path, functions) for rank, path in files.items()}
         except (OSError, subprocess.CalledProcessError) as error:
             return "failed", f"callgrind_annotate: {error}", None
     return judge
@@ -68,13 +80,9 @@ def main():
         for run in runs.pending():
             config = study.configuration(run.item.fields["configuration"])
             files = {rank: runs.path(run, f".rank{rank}.callgrind") for rank in RANKS}
-            command = study.mpirun(builds[config.build].prefix, config, vader) + [
-                # --smc-check=all: our sites rewrite code that valgrind may
-                # already have translated (at load, and when MPI_Init attaches)
-                "valgrind", "--tool=callgrind", "--smc-check=all", "--collect-atstart=no",
-                *(f"--toggle-collect={function}" for function in FUNCTIONS.values()),
-                "--callgrind-out-file=" + runs.path(run, ".rank%q{OMPI_COMM_WORLD_RANK}.callgrind"),
-                programs[config.build], str(args.messages)]
+            command = (study.mpirun(builds[config.build].prefix, config, vader)
+                       + valgrind(FUNCTIONS, runs.path(run, ".rank%q{OMPI_COMM_WORLD_RANK}.callgrind"))
+                       + [programs[config.build], str(args.messages)])
             runs.execute(run, command, args.timeout, judge=judge_files(files), label=config.name,
                          outputs={f"rank{rank}": path for rank, path in files.items()})
     print(f"saved: {out}\ntable: /usr/bin/python3 -m analysis.callgrind_table {out}")

@@ -3,15 +3,16 @@ vader, the "spc" build, no counter on) with no MPI_T event handle, and with
 bench/event_listener.c preloaded: a handle on every ob1 event of
 MPI_COMM_WORLD with a THREAD_SAFE callback that does nothing.  Same build,
 same program binary; only LD_PRELOAD differs.  Instructions are repeatable,
-so one run of each suffices.
+so one run of each suffices: a campaign of one round without environment
+pads, as callgrind_counts.py's.
 
-usage: python3 -m netpipe_runs.event_cost OUT_DIR [--messages N]"""
+usage: python3 -m netpipe_runs.event_cost [--messages N] [--out DIR]
+Results in DIR: meta.json, runs.jsonl (each rank's inclusive instructions as
+the result), raw.tar.xz (the callgrind files), and summary.md, the table."""
 import argparse
-import json
 import os
-import subprocess
 
-from netpipe_runs import callgrind_counts, study
+from netpipe_runs import callgrind_counts, campaign, study
 
 # Where events are raised, and none inside another (a nested --toggle-collect
 # would switch collection off): the send, a receive's start (posted queue,
@@ -19,52 +20,65 @@ from netpipe_runs import callgrind_counts, study
 # and unexpected queues).  PMPI_Recv as a whole would count its polling.
 FUNCTIONS = {"send": "PMPI_Send", "start": "mca_pml_ob1_recv_req_start",
              "match": "mca_pml_ob1_recv_frag_callback_match"}
+ROWS = {"send": "`PMPI_Send`", "start": "the receive's start (`mca_pml_ob1_recv_req_start`)",
+        "match": "the arrival's match (`mca_pml_ob1_recv_frag_callback_match`)"}
+# (item, what it measures): without and with the listener preloaded
+CASES = (("plain", "no handle"), ("listening", "handles, no-op callbacks"))
 
 
-def inclusive(path):
-    return callgrind_counts.inclusive_instructions(path, FUNCTIONS)
+def per_message(record):
+    """{function key: instructions per message, both ranks' mean} of a record."""
+    ranks = record["result"]
+    return {key: sum(counts.get(key, 0) for counts in ranks.values()) / (len(ranks) * record["messages"])
+            for key in FUNCTIONS}
+
+
+def table(records):
+    """The markdown table of the ok records: per function, each case and the difference."""
+    cases = {r["case"]: per_message(r) for r in records if r["status"] == "ok"}
+    plain, listening = (cases.get(name) for _, name in CASES)
+    lines = ["| where | " + " | ".join(name for _, name in CASES) + " | difference |", "|---|---:|---:|---:|"]
+    for key, row in ROWS.items():
+        cells = [f"{case[key]:.1f}" if case else "–" for case in (plain, listening)]
+        difference = f"{listening[key] - plain[key]:+.1f}" if plain and listening else "–"
+        lines.append(f"| {row} | {' | '.join(cells)} | {difference} |")
+    return "\n".join(lines) + "\n"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out")
-    parser.add_argument("--messages", type=int, default=2000)
+    parser.add_argument("--messages", type=int, default=2000, help="messages each rank sends (default 2000)")
+    campaign.add_arguments(parser, timeout=600, out_hint="results/event_cost/<UTC time>")
     args = parser.parse_args()
-    repo = study.REPO
-    prefix = subprocess.run([os.path.join(repo, "ompi_patches", "build_ompi.sh"), "--cached", "spc"],
-                            check=True, capture_output=True, text=True).stdout.strip()
-    os.makedirs(args.out, exist_ok=True)
-    mpicc = os.path.join(prefix, "bin", "mpicc")
-    pingpong, listener = os.path.join(args.out, "pingpong"), os.path.join(args.out, "libevent_listener.so")
-    subprocess.run([mpicc, "-O2", os.path.join(repo, "bench", "pingpong.c"), "-o", pingpong], check=True)
-    subprocess.run([mpicc, "-O2", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror",
-                    os.path.join(repo, "bench", "event_listener.c"), "-o", listener], check=True)
-    results = {"messages": args.messages, "build": prefix, "machine": study.machine()}
-    for name, preload in (("no handle", None), ("handles, no-op callbacks", listener)):
-        tag = "listening" if preload else "plain"
-        command = [os.path.join(prefix, "bin", "mpirun"), "-np", "2", "--bind-to", "core", "--mca", "btl",
-                   "self,vader"]
-        env = dict(os.environ, **study.MPI_ENV)
-        if preload:
-            env["LD_PRELOAD"] = preload
-            command += ["-x", "LD_PRELOAD"]
-        command += ["valgrind", "--tool=callgrind", "--smc-check=all", "--collect-atstart=no",
-                    *(f"--toggle-collect={f}" for f in FUNCTIONS.values()),
-                    f"--callgrind-out-file={args.out}/{tag}.rank%q{{OMPI_COMM_WORLD_RANK}}.callgrind",
-                    pingpong, str(args.messages)]
-        print("$ " + " ".join(command), flush=True)
-        subprocess.run(command, env=env, check=True, capture_output=True, timeout=600)
-        per_rank = {rank: inclusive(f"{args.out}/{tag}.rank{rank}.callgrind") for rank in (0, 1)}
-        results[name] = {key: sum(per_rank[r].get(key, 0) for r in per_rank) / (2 * args.messages)
-                         for key in FUNCTIONS}
-        results[name]["command"] = " ".join(command)
-    with open(os.path.join(args.out, "event_cost.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    print(f"instructions per message ({args.messages} per rank, both ranks' mean):")
-    for name in ("no handle", "handles, no-op callbacks"):
-        r = results[name]
-        print(f"  {name:26s} send {r['send']:8.1f}  receive start {r['start']:8.1f}  match {r['match']:8.1f}")
+    if args.messages < 100:
+        parser.error("--messages must be at least 100")
+    builds = campaign.resolve_builds({"spc"}, args.cached, args.use_builds)
+    out = campaign.output_folder(args.out, "event_cost")
+    config, vader = study.configuration("ours-off"), study.transport("vader")
+    items = [campaign.Item(key, config.build, {"case": name, "preload": key == "listening", "messages": args.messages,
+                                               "configuration": config.key, "transport": vader.name})
+             for key, name in CASES]
+    settings = {"messages": args.messages, "transport": vader.name, "functions": FUNCTIONS, "timeout": args.timeout}
+    # Instruction counts must stay repeatable: every run gets the same (empty) pad.
+    with campaign.Campaign(out, "event_cost", builds, items, 1, args.seed, settings, env_pad=0) as runs:
+        pingpong = campaign.compile_programs(out, builds, "bench/pingpong.c")[config.build]
+        listener = campaign.compile_programs(out, builds, "bench/event_listener.c", library=True,
+                                             flags=campaign.C_FLAGS + ("-Wextra", "-Werror"))[config.build]
+        for run in runs.pending():
+            preload = run.item.fields["preload"]
+            files = {rank: runs.path(run, f".rank{rank}.callgrind") for rank in callgrind_counts.RANKS}
+            command = (study.mpirun(builds[config.build].prefix, config, vader)
+                       + (["-x", "LD_PRELOAD"] if preload else [])
+                       + callgrind_counts.valgrind(FUNCTIONS, runs.path(run, ".rank%q{OMPI_COMM_WORLD_RANK}.callgrind"))
+                       + [pingpong, str(args.messages)])
+            runs.execute(run, command, args.timeout, judge=callgrind_counts.judge_files(files, FUNCTIONS),
+                         env={"LD_PRELOAD": listener} if preload else None, label=run.item.fields["case"],
+                         outputs={f"rank{rank}": path for rank, path in files.items()})
+    text = table(campaign.read_records(out))
+    with open(os.path.join(out, "summary.md"), "w") as f:
+        f.write(text)
+    print(f"instructions per message ({args.messages} per rank, both ranks' mean):\n{text}saved: {out}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import os
 import tempfile
 import unittest
 
-from netpipe_runs import campaign, study
+from netpipe_runs import campaign, event_cost, study
 
 
 def items(*names, block=""):
@@ -269,6 +269,21 @@ class Records(unittest.TestCase):
             raw.read("raw/empty.err")
         self.assertFalse(os.path.exists(os.path.join(self.out, "runs.jsonl")))
         self.assertEqual(len(campaign.read_records(self.out)), 20000)
+
+
+class Drivers(unittest.TestCase):
+    def test_event_cost_table(self):
+        def record(case, start):
+            return {"status": "ok", "case": case, "messages": 100,
+                    "result": {"rank0": {"send": 1000, "start": start, "match": 800},
+                               "rank1": {"send": 1200, "start": start, "match": 800}}}
+        text = event_cost.table([record("no handle", 500), record("handles, no-op callbacks", 1500),
+                                 dict(record("handles, no-op callbacks", 9999), status="failed")])
+        # per message, both ranks' mean: send (1000 + 1200) / (2 x 100) = 11.0; start 1000 / 200 = 5.0, then 15.0
+        self.assertIn("| `PMPI_Send` | 11.0 | 11.0 | +0.0 |", text)
+        self.assertIn("| the receive's start (`mca_pml_ob1_recv_req_start`) | 5.0 | 15.0 | +10.0 |", text)
+        self.assertIn("| the arrival's match (`mca_pml_ob1_recv_frag_callback_match`) | 8.0 | 8.0 | +0.0 |", text)
+        self.assertIn("| `PMPI_Send` | – | 11.0 | – |", event_cost.table([record("handles, no-op callbacks", 1)]))
 
 
 if __name__ == "__main__":
