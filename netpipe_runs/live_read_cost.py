@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import re
-import signal
 import statistics
 import subprocess
 import sys
@@ -22,7 +21,7 @@ import tempfile
 import time
 import urllib.request
 
-from netpipe_runs import study
+from netpipe_runs import campaign, study
 
 SENDS = 1000
 
@@ -84,13 +83,10 @@ def main():
                   f"{reads['segments']} segments read, job status {status}")
             sys.exit(codes["CHECK_FAILED"])
         sys.exit(codes["OK"])
-    finally:
-        if exporter is not None and exporter.poll() is None:
-            os.killpg(exporter.pid, signal.SIGTERM)
-            exporter.wait()
-        if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
-            job.wait()
+    finally:  # each started in a session of its own: ended with all it started, as a campaign's runs are
+        for proc in (exporter, job):
+            if proc is not None:
+                campaign.end_tree(proc, grace=5)
 
 
 if __name__ == "__main__":
