@@ -18,8 +18,11 @@ usage() {
 usage: ./run.sh [--profile smoke|short|full] [--only STEPS] [--out DIR]
   --profile PROFILE  smoke: every step once at its smallest size (what CI runs;
                      a check that everything works, not a measurement);
-                     short (default): 3 rounds, for a look; full: 10 rounds
-                     of everything.  Measured times are in the README.
+                     short (default): a few rounds, for a look; full: the
+                     README's sizes.  Each campaign step passes the profile
+                     to its driver, which says what it means for that step
+                     (python3 -m netpipe_runs.<driver> --help, from this
+                     folder).  Measured times are in the README.
   --only STEPS       comma list of steps to run (default: $all_steps)
   --out DIR          where results go (default results/<UTC time>, inside this
                      repository, where a run worth keeping is committed from)
@@ -73,9 +76,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 case "$profile" in
-    smoke) repetitions=1 min_time=0.01 messages=200 lammps_rounds=1 lammps_steps=20 ;;
-    short) repetitions=3 min_time=0.05 messages=2000 lammps_rounds=1 lammps_steps=300 ;;
-    full) repetitions=10 min_time=0.2 messages=20000 lammps_rounds=5 lammps_steps=300 ;;
+    # the micro-benchmarks' repetitions; each campaign's sizes are its driver's --profile
+    smoke) repetitions=1 min_time=0.01 ;;
+    short) repetitions=3 min_time=0.05 ;;
+    full) repetitions=10 min_time=0.2 ;;
     *) echo "run.sh: --profile must be smoke, short or full, not '$profile'" >&2; exit 2 ;;
 esac
 IFS=, read -r -a asked <<<"$steps"
@@ -243,14 +247,11 @@ microbench() {
         --out "$out/microbench/table.md"
 }
 # The campaigns run in the builds of this study or stop: never a rebuild under a running step.
-callgrind() { python3 -m netpipe_runs.callgrind_counts --use-builds "$use_builds" --messages "$messages" --out "$out/callgrind"; }
+callgrind() { python3 -m netpipe_runs.callgrind_counts --use-builds "$use_builds" --profile "$profile" --out "$out/callgrind"; }
 netpipe() { python3 -m netpipe_runs.netpipe_sweep --use-builds "$use_builds" --profile "$profile" --out "$out/netpipe"; }
 pairwise() { python3 -m netpipe_runs.pairwise_runs --use-builds "$use_builds" --profile "$profile" --out "$out/pairwise"; }
 ab() { python3 -m netpipe_runs.ab_runs --use-builds "$use_builds" --profile "$profile" --out "$out/ab"; }
-lammps() {
-    python3 -m netpipe_runs.lammps_runs --use-builds "$use_builds" --rounds "$lammps_rounds" --steps "$lammps_steps" \
-        --out "$out/lammps"
-}
+lammps() { python3 -m netpipe_runs.lammps_runs --use-builds "$use_builds" --profile "$profile" --out "$out/lammps"; }
 
 # recorded STEP: whether STEP left the record it is for (a campaign: every
 # planned run in runs.jsonl; demo and microbench: their outputs).

@@ -12,6 +12,8 @@ from netpipe_runs import campaign, study
 # the messages it sent (received), instructions per message.
 FUNCTIONS = {"send": "PMPI_Send", "match": "mca_pml_ob1_recv_frag_callback_match"}
 RANKS = (0, 1)
+# Messages each rank sends (run.sh passes its --profile).
+PROFILES = {"smoke": {"messages": 200}, "short": {"messages": 2000}, "full": {"messages": 20000}}
 
 
 def inclusive_instructions(callgrind_file, functions=None):
@@ -55,11 +57,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      epilog="Results in DIR: meta.json, runs.jsonl (each rank's inclusive "
                                             "instructions as the result), raw.tar.xz (the callgrind files).")
-    parser.add_argument("--messages", type=int, default=20000, help="messages each rank sends (default 20000)")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="short",
+                        help="smoke, short (default) or full: " + ", ".join(
+                            f"{name} {p['messages']} messages" for name, p in PROFILES.items()))
+    parser.add_argument("--messages", type=int, help="messages each rank sends (default: the profile's)")
     parser.add_argument("--configurations", help="comma list (default: all): "
                         + ", ".join(c.key for c in study.CONFIGURATIONS))
     campaign.add_arguments(parser, timeout=600, out_hint="results/callgrind/<UTC time>")
     args = parser.parse_args()
+    args.messages = args.messages or PROFILES[args.profile]["messages"]
     if args.messages < 100:
         parser.error("--messages must be at least 100")
     configs = ([study.configuration(k.strip()) for k in args.configurations.split(",") if k.strip()]
