@@ -289,9 +289,7 @@ def markdown(meta, manifest, merged, rounds):
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
-        sys.exit(__doc__)
-    out = sys.argv[1]
+    out = campaign.folder_argument(__doc__)
     try:
         meta, manifest, samples = load(out)
     except (OSError, ValueError) as error:

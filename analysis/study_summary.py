@@ -8,6 +8,7 @@ import re
 import sys
 
 from analysis.netpipe_report import FIGURES
+from netpipe_runs import campaign
 
 # (heading, report inside OUT, step of run.sh that makes it)
 PARTS = [
@@ -29,9 +30,9 @@ def demoted(markdown):
 
 
 def main():
-    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
+    out = campaign.folder_argument(__doc__)
+    if not os.path.isdir(out):
         sys.exit(__doc__)
-    out = sys.argv[1]
     try:
         with open(os.path.join(out, "meta.json")) as f:
             meta = json.load(f)

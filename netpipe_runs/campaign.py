@@ -337,12 +337,22 @@ def record_problems(folder):
                     if r["status"] not in ("ok", "not-applicable")]
 
 
+def folder_argument(doc):
+    """The one argument of a report that takes one results folder; DOC, its
+    usage, on -h or --help (exit 0) or on any other number of arguments
+    (exit 1)."""
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(doc)
+        sys.exit(0)
+    if len(sys.argv) != 2:
+        sys.exit(doc)
+    return sys.argv[1]
+
+
 def report_main(doc, make):
     """main() of a report script taking one campaign folder: MAKE(out, ok_records)
     returns the markdown it writes to OUT/summary.md and prints."""
-    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
-        sys.exit(doc)
-    out = sys.argv[1]
+    out = folder_argument(doc)
     records = [r for r in read_records(out) if r["status"] == "ok"]
     if not records:
         sys.exit(f"{os.path.basename(sys.argv[0])}: no successful run recorded in {out}")
