@@ -316,7 +316,8 @@ def problems(runs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="/usr/bin/python3 -m analysis.pairwise_report",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+", metavar="RESULTS_DIR")
     parser.add_argument("--out", help="where the tables go (default: the first RESULTS_DIR)")
     args = parser.parse_args()

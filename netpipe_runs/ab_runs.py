@@ -38,7 +38,8 @@ Results in DIR: meta.json, runs.jsonl, raw.tar.xz, bin/."""
 
 
 def arguments():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=EPILOG,
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.ab_runs",
+                                     description=__doc__.split("\n")[0], epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", choices=sorted(PROFILES), default="short", help="smoke, short (default) or full")
     parser.add_argument("--sets", default=",".join(SETS),

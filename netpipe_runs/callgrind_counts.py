@@ -54,7 +54,8 @@ def judge_files(files, functions=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.callgrind_counts",
+                                     description=__doc__.split("\n")[0],
                                      epilog="Results in DIR: meta.json, runs.jsonl (each rank's inclusive "
                                             "instructions as the result), raw.tar.xz (the callgrind files).")
     parser.add_argument("--profile", choices=sorted(PROFILES), default="short",

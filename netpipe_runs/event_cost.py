@@ -46,7 +46,8 @@ def table(records):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.event_cost",
+                                     description=__doc__.split("\n")[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=2000, help="messages each rank sends (default 2000)")
     campaign.add_arguments(parser, timeout=600, out_hint="results/event_cost/<UTC time>")

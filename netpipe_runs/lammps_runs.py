@@ -33,7 +33,8 @@ def judge(returncode, stdout, stderr):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.lammps_runs",
+                                     description=__doc__.split("\n")[0],
                                      epilog="Results in DIR: meta.json, runs.jsonl, raw.tar.xz (LAMMPS's output).")
     parser.add_argument("--profile", choices=sorted(PROFILES), default="short",
                         help="smoke, short (default) or full: " + ", ".join(

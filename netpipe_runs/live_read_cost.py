@@ -27,7 +27,8 @@ SENDS = 1000
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.live_read_cost",
+                                     description=__doc__.split("\n")[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     for name in ("mpirun", "job", "top", "exporter", "dir"):
         parser.add_argument("--" + name, required=True)

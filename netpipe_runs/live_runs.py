@@ -35,7 +35,8 @@ def with_live(config, live):
 
 
 def arguments():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.live_runs",
+                                     description=__doc__.split("\n")[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", choices=sorted(PROFILES), default="short", help="short (default) or full")
     parser.add_argument("--steps", default="ab,pairwise,read", help="comma list of ab, pairwise, read")

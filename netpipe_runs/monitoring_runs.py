@@ -26,7 +26,8 @@ BLOCKS = {"vader": (2000, 200, 10), "tcp": (500, 50, 5)}
 
 
 def arguments():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.monitoring_runs",
+                                     description=__doc__.split("\n")[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=10, help="mpirun launches per (monitoring, transport) (10)")
     parser.add_argument("--transports", default="vader,tcp", help="comma list (default vader,tcp)")

@@ -43,7 +43,8 @@ def arguments():
         f"{s} {v['low']}..{v['high']} B, repeats " + ", ".join(f"{t} {n}" for t, n in v["repeats"].items())
         for s, v in p["sweeps"].items()) for name, p in PROFILES.items())
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="python3 -m netpipe_runs.netpipe_sweep", description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG + "\n\nconfigurations: " + ", ".join(c.key for c in study.CONFIGURATIONS)
         + "\ntransports: " + ", ".join(f"{t.name} ({t.paper_case})" for t in study.TRANSPORTS)
         + "\n\nprofiles:\n" + profiles)

@@ -48,7 +48,8 @@ line as its result), raw.tar.xz (each run's output), bin/ (the program, per buil
 
 
 def arguments():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=EPILOG,
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.pairwise_runs",
+                                     description=__doc__.split("\n")[0], epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", choices=sorted(PROFILES), default="short", help="smoke, short (default) or full")
     parser.add_argument("--setups", default=",".join(s.key for s in SETUPS),
