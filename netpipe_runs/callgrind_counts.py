@@ -74,11 +74,11 @@ def main():
     builds = campaign.resolve_builds({c.build for c in configs}, args.cached, args.use_builds)
     out = campaign.output_folder(args.out, "callgrind")
     vader = study.transport("vader")
-    valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
+    valgrind_version = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
     items = [campaign.Item(c.key, c.build, {"configuration": c.key, "configuration_name": c.name,
                                             "attach": study.attach_list(c), "messages": args.messages,
                                             "transport": vader.name}) for c in configs]
-    settings = {"messages": args.messages, "transport": vader.name, "valgrind": valgrind,
+    settings = {"messages": args.messages, "transport": vader.name, "valgrind": valgrind_version,
                 "configurations": [c.key for c in configs], "timeout": args.timeout,
                 "functions": FUNCTIONS}
     # Instruction counts must stay repeatable: every run gets the same (empty) pad.
