@@ -17,8 +17,11 @@ usage() {
 usage: ./run.sh [--profile smoke|short|full] [--only STEPS] [--out DIR]
   --profile PROFILE  smoke: every step once at its smallest size (what CI runs;
                      a check that everything works, not a measurement);
-                     short (default): 3 rounds, for a look; full: 10 rounds
-                     of everything.  Measured times are in the README.
+                     short (default): a few rounds, for a look; full: the
+                     README's sizes.  Each campaign step passes the profile
+                     to its driver, which says what it means for that step
+                     (python3 -m netpipe_runs.<driver> --help, from this
+                     folder).  Measured times are in the README.
   --only STEPS       comma list of steps to run (default: $all_steps)
   --out DIR          where results go (default results/<UTC time>, inside this
                      repository, where a run worth keeping is committed from)
@@ -46,12 +49,15 @@ Steps, each saved in its folder of DIR:
               configuration (summary.md)               [spc nospc upstream]
 The campaign steps (ab, callgrind, netpipe, pairwise, lammps) also keep
 meta.json, runs.jsonl (one record per run) and raw.tar.xz (every run's raw
-output).  DIR/summary.md gathers every table with the date, machine and
-command; DIR/meta.json has the machine and builds.  The study runs in the
-builds as they were when each was brought up to date: a build replaced before
-or while a step runs stops that step with a message.  A step that fails, or
-that leaves no record, is reported and the others still run; the exit status
-is non-zero if any failed.
+output); each is a driver of the package netpipe_runs (ab_runs,
+callgrind_counts, netpipe_sweep, pairwise_runs, lammps_runs: python3 -m
+netpipe_runs.DRIVER --help) and its tables a report of the package analysis
+(/usr/bin/python3 -m analysis.REPORT DIR).  DIR/summary.md gathers every
+table with the date, machine and command; DIR/meta.json has the machine and
+builds.  The study runs in the builds as they were when each was brought up
+to date: a build replaced before or while a step runs stops that step with a
+message.  A step that fails, or that leaves no record, is reported and the
+others still run; the exit status is non-zero if any failed.
 USAGE
 }
 
@@ -68,9 +74,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 case "$profile" in
-    smoke) repetitions=1 min_time=0.01 messages=200 lammps_rounds=1 lammps_steps=20 ;;
-    short) repetitions=3 min_time=0.05 messages=2000 lammps_rounds=1 lammps_steps=300 ;;
-    full) repetitions=10 min_time=0.2 messages=20000 lammps_rounds=5 lammps_steps=300 ;;
+    # the micro-benchmarks' repetitions; each campaign's sizes are its driver's --profile
+    smoke) repetitions=1 min_time=0.01 ;;
+    short) repetitions=3 min_time=0.05 ;;
+    full) repetitions=10 min_time=0.2 ;;
     *) echo "run.sh: --profile must be smoke, short or full, not '$profile'" >&2; exit 2 ;;
 esac
 IFS=, read -r -a asked <<<"$steps"
@@ -134,15 +141,8 @@ need() {
     return $status
 }
 write_meta() {
-    python3 - "$out/meta.json" "$command_line" "$profile" "$use_builds" >/dev/null <<'PY'
-import json, sys
-sys.path.insert(0, "netpipe_runs")
-import study
-builds = {v.split("=")[0]: study.build_info(study.where(v.split("=")[0])) for v in sys.argv[4].split(",")}
-with open(sys.argv[1], "w") as f:
-    json.dump({"command": sys.argv[2], "profile": sys.argv[3], "machine": study.machine(), "builds": builds}, f,
-              indent=2)
-PY
+    python3 -m netpipe_runs.campaign meta "$out/meta.json" --command "$command_line" --profile "$profile" \
+        --use-builds "$use_builds"
 }
 need spc || exit 1
 spc_prefix=${built[spc]}
@@ -218,18 +218,15 @@ microbench() {
         --benchmark_out="$out/microbench/bench.json" --benchmark_out_format=json &&
     mpirun_spc -np 1 --bind-to core "$study_build/bench/spc_read_bench" "${options[@]}" \
         --benchmark_out="$out/microbench/reads.json" --benchmark_out_format=json &&
-    $analysis analysis/microbench_table.py "$out/microbench/bench.json" "$out/microbench/reads.json" \
+    $analysis -m analysis.microbench_table "$out/microbench/bench.json" "$out/microbench/reads.json" \
         --out "$out/microbench/table.md"
 }
 # The campaigns run in the builds of this study or stop: never a rebuild under a running step.
-callgrind() { python3 bench/callgrind_counts.py --use-builds "$use_builds" --messages "$messages" --out "$out/callgrind"; }
-netpipe() { python3 netpipe_runs/netpipe_sweep.py --use-builds "$use_builds" --profile "$profile" --out "$out/netpipe"; }
-pairwise() { python3 bench/pairwise_runs.py --use-builds "$use_builds" --profile "$profile" --out "$out/pairwise"; }
-ab() { python3 bench/ab_runs.py --use-builds "$use_builds" --profile "$profile" --out "$out/ab"; }
-lammps() {
-    python3 bench/lammps_runs.py --use-builds "$use_builds" --rounds "$lammps_rounds" --steps "$lammps_steps" \
-        --out "$out/lammps"
-}
+callgrind() { python3 -m netpipe_runs.callgrind_counts --use-builds "$use_builds" --profile "$profile" --out "$out/callgrind"; }
+netpipe() { python3 -m netpipe_runs.netpipe_sweep --use-builds "$use_builds" --profile "$profile" --out "$out/netpipe"; }
+pairwise() { python3 -m netpipe_runs.pairwise_runs --use-builds "$use_builds" --profile "$profile" --out "$out/pairwise"; }
+ab() { python3 -m netpipe_runs.ab_runs --use-builds "$use_builds" --profile "$profile" --out "$out/ab"; }
+lammps() { python3 -m netpipe_runs.lammps_runs --use-builds "$use_builds" --profile "$profile" --out "$out/lammps"; }
 
 # recorded STEP: whether STEP left the record it is for (a campaign: every
 # planned run in runs.jsonl; demo and microbench: their outputs).
@@ -237,7 +234,7 @@ recorded() {
     case "$1" in
         demo) [ -s "$out/demo/output.txt" ] && [ -s "$out/demo/live.csv" ] ;;
         microbench) [ -s "$out/microbench/table.md" ] ;;
-        *) python3 netpipe_runs/campaign.py check "$out/$1" ;;
+        *) python3 -m netpipe_runs.campaign check "$out/$1" ;;
     esac
 }
 
@@ -260,21 +257,21 @@ for k in "${!chosen[@]}"; do
 done
 
 echo "== reports"
-report() {  # report NAME SCRIPT ARGS...: runs an analysis script, counts a failure
+report() {  # report NAME MODULE ARGS...: runs a report of analysis/, counts a failure
     local name=$1
     shift
-    $analysis "$@" >/dev/null || failed+=("$name")
+    $analysis -m "$@" >/dev/null || failed+=("$name")
 }
 # (a campaign that could not start left no meta.json)
-[ -f "$out/callgrind/meta.json" ] && report callgrind-table analysis/callgrind_table.py "$out/callgrind"
-[ -f "$out/netpipe/meta.json" ] && report netpipe-report analysis/netpipe_report.py "$out/netpipe"
+[ -f "$out/callgrind/meta.json" ] && report callgrind-table analysis.callgrind_table "$out/callgrind"
+[ -f "$out/netpipe/meta.json" ] && report netpipe-report analysis.netpipe_report "$out/netpipe"
 measured=()
 for folder in pairwise ab; do
     [ -f "$out/$folder/meta.json" ] && measured+=("$out/$folder")
 done
-[ ${#measured[@]} -gt 0 ] && report pairwise-report analysis/pairwise_report.py "${measured[@]}"
-[ -f "$out/lammps/meta.json" ] && report lammps-report analysis/lammps_report.py "$out/lammps"
-report summary analysis/study_summary.py "$out"
+[ ${#measured[@]} -gt 0 ] && report pairwise-report analysis.pairwise_report "${measured[@]}"
+[ -f "$out/lammps/meta.json" ] && report lammps-report analysis.lammps_report "$out/lammps"
+report summary analysis.study_summary "$out"
 echo "saved in $out after $(elapsed):"
 echo "  meta.json (machine, builds, command), and the tables and figures:"
 (cd "$out" && find . -name '*.md' -o -name '*.png' | sort | sed 's|^\./|  |')

@@ -1,15 +1,11 @@
-#!/usr/bin/python3
 """The table of instructions per message from a campaign of
-bench/callgrind_counts.py: summary.csv (per rank) and summary.md.
+netpipe_runs/callgrind_counts.py: summary.csv (per rank) and summary.md.
 
-usage: /usr/bin/python3 analysis/callgrind_table.py RESULTS_DIR"""
+usage: /usr/bin/python3 -m analysis.callgrind_table RESULTS_DIR"""
 import csv
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 
 def per_rank_rows(records):

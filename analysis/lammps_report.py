@@ -1,16 +1,11 @@
-#!/usr/bin/python3
-"""The table of LAMMPS loop times from a campaign of bench/lammps_runs.py:
+"""The table of LAMMPS loop times from a campaign of netpipe_runs/lammps_runs.py:
 per configuration the median loop time, and its ratio to the baseline's loop
 time of the same round, median [min-max] over rounds.  Writes summary.md.
 
-usage: /usr/bin/python3 analysis/lammps_report.py RESULTS_DIR"""
-import os
+usage: /usr/bin/python3 -m analysis.lammps_report RESULTS_DIR"""
 import statistics
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 
 def make(out, records):

@@ -1,19 +1,15 @@
-#!/usr/bin/python3
-"""The tables of a campaign of bench/live_runs.py (what mpi_spc_live costs):
+"""The tables of a campaign of netpipe_runs/live_runs.py (what mpi_spc_live costs):
 the in-process A/B's on/off ratio and one-way times with and without live,
 the pairwise message rate with and without live, each as live over plain
 within a round, median [min-max] over rounds; and the cost of one full read
 by spc-top and of one scrape of spc-exporter.  Writes summary.md.
 
-usage: /usr/bin/python3 analysis/live_report.py RESULTS_DIR"""
+usage: /usr/bin/python3 -m analysis.live_report RESULTS_DIR"""
 import os
 import statistics
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import campaign  # noqa: E402
-from pairwise_report import ab_run_values  # noqa: E402
+from analysis.pairwise_report import ab_run_values
+from netpipe_runs import campaign
 
 
 def spread(values, digits):

@@ -1,9 +1,8 @@
-#!/usr/bin/python3
 """Plots and tables of a NetPIPE sweep (netpipe_runs/netpipe_sweep.py): the
 overhead of each configuration against the baseline, by message size and
 transport, as in Figures 1, 2, 4 and 5 of Eberius et al. (EuroMPI/USA 2017).
 
-usage: /usr/bin/python3 analysis/netpipe_report.py RESULTS_DIR
+usage: /usr/bin/python3 -m analysis.netpipe_report RESULTS_DIR
 
 Writes into RESULTS_DIR: netpipe_summary.csv (per size), netpipe_summary.md
 (the table for people) and the figures of FIGURES."""
@@ -17,9 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import campaign  # noqa: E402
-import netpipe  # noqa: E402
+from netpipe_runs import campaign, netpipe  # noqa: E402
 
 SIZES_OF_NOTE = (1, 1024, 65536, 8388608)
 SWEEP_NOTE = "\nthe grey vertical line parts the latency sweep (left) from the bandwidth sweep (right, fewer repeats)"
@@ -249,7 +246,7 @@ def markdown(meta, manifest, merged, rounds):
         f"- machine: {machine['cpu']}, {machine['cores']} cores, kernel {machine['kernel']}; "
         f"repository {machine['commit'][:12]}{' (uncommitted changes)' if machine['dirty'] else ''}",
         f"- command: `{meta['command']}` (profile {meta['profile']}, {meta['rounds']} rounds, seed {meta['seed']})",
-        f"- report: `/usr/bin/python3 analysis/netpipe_report.py {meta.get('out_hint', 'RESULTS_DIR')}`",
+        f"- report: `/usr/bin/python3 -m analysis.netpipe_report {meta.get('out_hint', 'RESULTS_DIR')}`",
         "- NetPIPE 3.7.2 (Debian orig tarball), built per Open MPI build; `-p 0 -n REPEATS`; repeats: " + "; ".join(
             f"{s} {v['low']}..{v['high']} B: " + ", ".join(f"{t} {n}" for t, n in v["repeats"].items())
             for s, v in meta["sweeps"].items()),
@@ -292,9 +289,7 @@ def markdown(meta, manifest, merged, rounds):
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
-        sys.exit(__doc__)
-    out = sys.argv[1]
+    out = campaign.folder_argument(__doc__)
     try:
         meta, manifest, samples = load(out)
     except (OSError, ValueError) as error:

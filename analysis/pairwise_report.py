@@ -1,10 +1,9 @@
-#!/usr/bin/python3
-"""Tables from the campaigns of bench/pairwise_runs.py and bench/ab_runs.py:
+"""Tables from the campaigns of netpipe_runs/pairwise_runs.py and netpipe_runs/ab_runs.py:
 the Table 3 reproduction next to the paper's numbers, the message-rate
 comparison of the configurations, and the in-process A/B of counters on
 against off.
 
-usage: /usr/bin/python3 analysis/pairwise_report.py RESULTS_DIR [RESULTS_DIR ...] [--out DIR]
+usage: /usr/bin/python3 -m analysis.pairwise_report RESULTS_DIR [RESULTS_DIR ...] [--out DIR]
 
 Each RESULTS_DIR is a folder of either driver (meta.json says which); several
 folders of one kind are pooled.  Written to DIR (default: the first
@@ -20,8 +19,7 @@ import shlex
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import campaign  # noqa: E402
+from netpipe_runs import campaign
 
 # Seed 004 (Eberius et al., EuroMPI/USA 2017), Table 3: W = 256, S = 64 B,
 # I = 100, vader, threads of each process on another socket of a dual
@@ -318,14 +316,15 @@ def problems(runs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="/usr/bin/python3 -m analysis.pairwise_report",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+", metavar="RESULTS_DIR")
     parser.add_argument("--out", help="where the tables go (default: the first RESULTS_DIR)")
     args = parser.parse_args()
     loaded = [load(os.path.abspath(folder)) for folder in args.folders]
     out = os.path.abspath(args.out or args.folders[0])
     os.makedirs(out, exist_ok=True)
-    command = shlex.join(["/usr/bin/python3", "analysis/pairwise_report.py"] + sys.argv[1:])
+    command = shlex.join(["/usr/bin/python3", "-m", "analysis.pairwise_report"] + sys.argv[1:])
     header = header_lines([meta for meta, _ in loaded], command)
 
     md = ["# Pairwise benchmark and in-process A/B\n", "\n".join(f"- {line}" for line in header) + "\n"]

@@ -1,15 +1,14 @@
-#!/usr/bin/python3
 """Gathers the reports of one run of ./run.sh into OUT/summary.md: what was
 run, on what, and every table, with the NetPIPE figures linked.
 
-usage: /usr/bin/python3 analysis/study_summary.py OUT"""
+usage: /usr/bin/python3 -m analysis.study_summary OUT"""
 import json
 import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netpipe_report import FIGURES  # noqa: E402
+from analysis.netpipe_report import FIGURES
+from netpipe_runs import campaign
 
 # (heading, report inside OUT, step of run.sh that makes it)
 PARTS = [
@@ -31,9 +30,9 @@ def demoted(markdown):
 
 
 def main():
-    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
+    out = campaign.folder_argument(__doc__)
+    if not os.path.isdir(out):
         sys.exit(__doc__)
-    out = sys.argv[1]
     try:
         with open(os.path.join(out, "meta.json")) as f:
             meta = json.load(f)

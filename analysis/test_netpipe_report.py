@@ -1,9 +1,8 @@
-#!/usr/bin/python3
 """Checks netpipe_report.py's parsing and per-round overhead arithmetic on a
 hand-written sweep (raw outputs packed): 3 rounds of the baseline and one
 configuration at 1 B and 1 KiB, plus one failed run.  Expected values are
 worked out by hand in the comments.
-usage: /usr/bin/python3 analysis/test_netpipe_report.py"""
+usage: /usr/bin/python3 -m analysis.test_netpipe_report"""
 import contextlib
 import io
 import json
@@ -12,9 +11,8 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import netpipe_report as report  # noqa: E402
-from netpipe_report import campaign, netpipe  # noqa: E402
+from analysis import netpipe_report as report
+from netpipe_runs import campaign, netpipe
 
 MB = 2**20
 

@@ -2,7 +2,7 @@
  * A tool that listens to every ob1 MPI_T event on MPI_COMM_WORLD with a
  * callback that does nothing, loaded with LD_PRELOAD into an unchanged
  * program: what events cost a message when somebody listens, apart from
- * what a real tool does with them (bench/event_cost.sh runs it).
+ * what a real tool does with them (netpipe_runs/event_cost.py runs it).
  */
 #include <mpi.h>
 

@@ -14,6 +14,7 @@ runs.jsonl (one JSON record per finished run, see Campaign.execute) and raw/
 every planned run is recorded (pack()); read_records() and RawFiles read
 either form.  Run the same command with the same folder again to resume: the
 recorded runs are skipped, the seed and plan are the recorded ones."""
+import argparse
 import datetime
 import gzip
 import io
@@ -28,8 +29,7 @@ import tarfile
 import time
 from typing import NamedTuple
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import study  # noqa: E402
+from netpipe_runs import study
 
 RECORDS = "runs.jsonl"
 ARCHIVE = "raw.tar.xz"
@@ -142,19 +142,26 @@ def resolve_builds(variants, cached=False, expected=None):
     return builds
 
 
-def compile_programs(out, builds, source):
-    """bench/SOURCE compiled by each build's own mpicc into OUT/bin/:
-    {variant: program}; exits with the compiler's message on failure."""
+# How the study compiles its MPI programs with each build's mpicc.
+C_FLAGS = ("-std=c11", "-O2", "-Wall", "-pthread")
+
+
+def compile_programs(out, builds, source, flags=C_FLAGS, library=False):
+    """SOURCE (a path from the repository's root: bench/pairwise.c) compiled
+    by each build's own mpicc into OUT/bin/, a program NAME-VARIANT or, with
+    LIBRARY, a shared object libNAME-VARIANT.so: {variant: path}; exits with
+    the compiler's message on failure."""
     folder = os.path.join(out, "bin")
     os.makedirs(folder, exist_ok=True)
+    name = os.path.splitext(os.path.basename(source))[0]
     programs = {}
     for variant, build in builds.items():
-        programs[variant] = os.path.join(folder, f"{os.path.splitext(source)[0]}-{variant}")
+        programs[variant] = os.path.join(folder, f"lib{name}-{variant}.so" if library else f"{name}-{variant}")
         # the MPI_T client header and spc/names.h, which every build can use
         includes = ["-I" + os.path.join(study.REPO, "pvar_export", "client"),
                     "-I" + os.path.join(study.REPO, "spc", "include")]
-        command = [os.path.join(build.prefix, "bin", "mpicc"), "-std=c11", "-O2", "-Wall", "-pthread",
-                   *includes, os.path.join(study.REPO, "bench", source), "-o", programs[variant]]
+        command = [os.path.join(build.prefix, "bin", "mpicc"), *flags, *(["-fPIC", "-shared"] if library else []),
+                   *includes, os.path.join(study.REPO, source), "-o", programs[variant]]
         result = subprocess.run(command, capture_output=True, text=True)
         with open(os.path.join(folder, "compile.log"), "a") as f:
             f.write("$ " + " ".join(command) + "\n" + result.stdout + result.stderr)
@@ -291,6 +298,16 @@ def bench_judge(returncode, stdout, stderr):
 
 # --- records and raw files ----------------------------------------------------
 
+def write_json(path, data):
+    """PATH holds DATA as JSON, replaced whole (a reader never sees half a
+    file): how every JSON file of the study is written (meta.json and the
+    others; runs.jsonl, one line per run, is appended by Campaign.execute)."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+
+
 def read_records(folder):
     """The records of a campaign folder (runs.jsonl, or runs.jsonl.gz)."""
     path = os.path.join(folder, RECORDS)
@@ -320,12 +337,22 @@ def record_problems(folder):
                     if r["status"] not in ("ok", "not-applicable")]
 
 
+def folder_argument(doc):
+    """The one argument of a report that takes one results folder; DOC, its
+    usage, on -h or --help (exit 0) or on any other number of arguments
+    (exit 1)."""
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(doc)
+        sys.exit(0)
+    if len(sys.argv) != 2:
+        sys.exit(doc)
+    return sys.argv[1]
+
+
 def report_main(doc, make):
     """main() of a report script taking one campaign folder: MAKE(out, ok_records)
     returns the markdown it writes to OUT/summary.md and prints."""
-    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
-        sys.exit(doc)
-    out = sys.argv[1]
+    out = folder_argument(doc)
     records = [r for r in read_records(out) if r["status"] == "ok"]
     if not records:
         sys.exit(f"{os.path.basename(sys.argv[0])}: no successful run recorded in {out}")
@@ -530,9 +557,7 @@ class Campaign:
     # -- bookkeeping
 
     def save_meta(self):
-        with open(self.meta_path + ".tmp", "w") as f:
-            json.dump(self.meta, f, indent=1)
-        os.replace(self.meta_path + ".tmp", self.meta_path)
+        write_json(self.meta_path, self.meta)
 
     def note(self, **entries):
         """Adds ENTRIES (JSON) to meta.json."""
@@ -663,11 +688,40 @@ class Campaign:
         return record
 
 
-if __name__ == "__main__":
-    # campaign.py check DIR...: exit 1, naming what is wrong, unless every
-    # DIR holds a complete record of good runs (run.sh checks each step so).
-    if len(sys.argv) < 3 or sys.argv[1] != "check":
-        sys.exit("usage: campaign.py check DIR...")
-    wrong = [problem for folder in sys.argv[2:] for problem in record_problems(folder)]
-    print("\n".join(wrong) or f"complete: {', '.join(sys.argv[2:])}")
+def study_meta(path, command, profile, use_builds):
+    """The meta.json of a whole study (./run.sh): its command and profile,
+    the machine, and each build of USE_BUILDS ({variant: hash}) as recorded
+    in its build-info.json."""
+    write_json(path, {"command": command, "profile": profile, "machine": study.machine(),
+                      "builds": {variant: study.build_info(study.where(variant)) for variant in use_builds}})
+
+
+def main():
+    """python3 -m netpipe_runs.campaign check DIR...: exit 1, naming what is
+    wrong, unless every DIR holds a complete record of good runs (run.sh
+    checks each step so); meta FILE ...: a study's meta.json (run.sh writes
+    it as each build is brought up)."""
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.campaign",
+                                     description="The campaign toolkit's commands for run.sh and tests.")
+    commands = parser.add_subparsers(dest="action", required=True)
+    check = commands.add_parser("check", help="whether each DIR is a campaign that recorded every planned run, "
+                                "and all ended well (exit 1 naming what is not)")
+    check.add_argument("folders", nargs="+", metavar="DIR")
+    meta = commands.add_parser("meta", help="write the meta.json of a study: command, profile, machine, builds")
+    meta.add_argument("file")
+    meta.add_argument("--command", dest="command_line", metavar="COMMAND", required=True,
+                      help="the study's command line")
+    meta.add_argument("--profile", required=True)
+    meta.add_argument("--use-builds", required=True, type=build_hashes, metavar="VARIANT=HASH,...",
+                      help="the builds the study runs in")
+    args = parser.parse_args()
+    if args.action == "meta":
+        study_meta(args.file, args.command_line, args.profile, args.use_builds)
+        return
+    wrong = [problem for folder in args.folders for problem in record_problems(folder)]
+    print("\n".join(wrong) or f"complete: {', '.join(args.folders)}")
     sys.exit(1 if wrong else 0)
+
+
+if __name__ == "__main__":
+    main()

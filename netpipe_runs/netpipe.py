@@ -3,15 +3,13 @@ against the .dsc), its binary built against one Open MPI build and cached by
 that build's content hash, and the sizes and output a run of it gives."""
 import fcntl
 import hashlib
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 PACKAGE, VERSION = "netpipe", "3.7.2-8"
 ORIG = "netpipe_3.7.2.orig.tar.gz"
@@ -98,9 +96,9 @@ def _compile(prefix, folder, recipe):
     libmpi = next((line.strip() for line in ldd.splitlines() if "libmpi.so" in line), "")
     if os.path.join(prefix, "lib") not in libmpi:
         sys.exit(f"netpipe: {binary} does not load libmpi from {prefix}/lib: '{libmpi}'")
-    with open(os.path.join(folder, "netpipe-build.json"), "w") as f:
-        json.dump({"source": f"{PACKAGE}={VERSION}", "orig": ORIG, "orig_sha256": digest, "recipe": recipe,
-                   "openmpi_build": study.build_info(prefix), "libmpi": libmpi}, f, indent=2)
+    campaign.write_json(os.path.join(folder, "netpipe-build.json"), {
+        "source": f"{PACKAGE}={VERSION}", "orig": ORIG, "orig_sha256": digest, "recipe": recipe,
+        "openmpi_build": study.build_info(prefix), "libmpi": libmpi})
 
 
 def binary(build):

@@ -1,16 +1,11 @@
-#!/usr/bin/env python3
 """NetPIPE latency and bandwidth sweeps of the overhead study's configurations
 (netpipe_runs/study.py), interleaved round by round, every output kept.
-Report: /usr/bin/python3 analysis/netpipe_report.py DIR"""
+Report: /usr/bin/python3 -m analysis.netpipe_report DIR"""
 import argparse
 import os
 import re
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import campaign  # noqa: E402
-import netpipe  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, netpipe, study
 
 # Repeats per size differ by transport: a 1-byte round trip takes ~0.75 us on
 # vader and ~10 us on tcp here.  Sizes are NetPIPE's own sequence (two per
@@ -48,7 +43,8 @@ def arguments():
         f"{s} {v['low']}..{v['high']} B, repeats " + ", ".join(f"{t} {n}" for t, n in v["repeats"].items())
         for s, v in p["sweeps"].items()) for name, p in PROFILES.items())
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="python3 -m netpipe_runs.netpipe_sweep", description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG + "\n\nconfigurations: " + ", ".join(c.key for c in study.CONFIGURATIONS)
         + "\ntransports: " + ", ".join(f"{t.name} ({t.paper_case})" for t in study.TRANSPORTS)
         + "\n\nprofiles:\n" + profiles)
@@ -163,7 +159,7 @@ def main():
                          env={"LD_LIBRARY_PATH": os.path.join(build.prefix, "lib")},
                          watch=lambda text, e=expected: netpipe.progress(text, e), outputs={"output": output})
     shown = os.path.relpath(out) if not os.path.relpath(out).startswith("..") else out
-    print(f"saved: {out}\nreport: /usr/bin/python3 analysis/netpipe_report.py {shown}")
+    print(f"saved: {out}\nreport: /usr/bin/python3 -m analysis.netpipe_report {shown}")
 
 
 if __name__ == "__main__":

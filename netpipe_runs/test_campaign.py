@@ -1,18 +1,14 @@
-#!/usr/bin/python3
 """Tests of the campaign toolkit (campaign.py) and the contracts study.py
 reads, without MPI: plans, pads, resuming, process trees, records.
-usage: /usr/bin/python3 netpipe_runs/test_campaign.py"""
+usage: /usr/bin/python3 -m netpipe_runs.test_campaign"""
 import contextlib
 import io
 import json
 import os
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, event_cost, study
 
 
 def items(*names, block=""):
@@ -216,6 +212,29 @@ class Records(unittest.TestCase):
         finally:
             study.where = where
 
+    def test_json_files_are_written_whole(self):
+        path = os.path.join(self.tmp.name, "x.json")
+        campaign.write_json(path, {"a": [1, 2]})
+        campaign.write_json(path, {"b": "c"})
+        with open(path) as f:
+            self.assertEqual(json.load(f), {"b": "c"})
+        self.assertFalse(os.path.exists(path + ".tmp"))
+
+    def test_study_meta_names_each_build(self):
+        with open(os.path.join(self.prefix, "build-info.json"), "w") as f:
+            json.dump({"variant": "fake", "content_hash": "hash1"}, f)
+        where, study.where = study.where, lambda variant=None: self.prefix
+        try:
+            campaign.study_meta(os.path.join(self.tmp.name, "meta.json"), "./run.sh --profile smoke", "smoke",
+                                campaign.build_hashes("fake=hash1"))
+        finally:
+            study.where = where
+        with open(os.path.join(self.tmp.name, "meta.json")) as f:
+            meta = json.load(f)
+        self.assertEqual((meta["command"], meta["profile"], meta["builds"]),
+                         ("./run.sh --profile smoke", "smoke", {"fake": {"variant": "fake", "content_hash": "hash1"}}))
+        self.assertIn("cpu", meta["machine"])
+
     def test_finished_campaign_is_packed_and_readable(self):
         with contextlib.redirect_stdout(io.StringIO()):
             with self.campaign() as c:
@@ -250,6 +269,21 @@ class Records(unittest.TestCase):
             raw.read("raw/empty.err")
         self.assertFalse(os.path.exists(os.path.join(self.out, "runs.jsonl")))
         self.assertEqual(len(campaign.read_records(self.out)), 20000)
+
+
+class Drivers(unittest.TestCase):
+    def test_event_cost_table(self):
+        def record(case, start):
+            return {"status": "ok", "case": case, "messages": 100,
+                    "result": {"rank0": {"send": 1000, "start": start, "match": 800},
+                               "rank1": {"send": 1200, "start": start, "match": 800}}}
+        text = event_cost.table([record("no handle", 500), record("handles, no-op callbacks", 1500),
+                                 dict(record("handles, no-op callbacks", 9999), status="failed")])
+        # per message, both ranks' mean: send (1000 + 1200) / (2 x 100) = 11.0; start 1000 / 200 = 5.0, then 15.0
+        self.assertIn("| `PMPI_Send` | 11.0 | 11.0 | +0.0 |", text)
+        self.assertIn("| the receive's start (`mca_pml_ob1_recv_req_start`) | 5.0 | 15.0 | +10.0 |", text)
+        self.assertIn("| the arrival's match (`mca_pml_ob1_recv_frag_callback_match`) | 8.0 | 8.0 | +0.0 |", text)
+        self.assertIn("| `PMPI_Send` | – | 11.0 | – |", event_cost.table([record("handles, no-op callbacks", 1)]))
 
 
 if __name__ == "__main__":

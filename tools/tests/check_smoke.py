@@ -48,8 +48,9 @@ def main():
             if step == "demo" and not missing:
                 problems += demo_problems(out)
         else:  # the campaigns' own reading of their records
-            checked = subprocess.run([sys.executable, os.path.join(REPO, "netpipe_runs", "campaign.py"), "check",
-                                      os.path.join(out, step)], capture_output=True, text=True)
+            checked = subprocess.run([sys.executable, "-m", "netpipe_runs.campaign", "check",
+                                      os.path.abspath(os.path.join(out, step))], cwd=REPO, capture_output=True,
+                                     text=True)
             if checked.returncode != 0:
                 problems += (checked.stdout + checked.stderr).strip().splitlines() or [f"{step}: check failed"]
     try:

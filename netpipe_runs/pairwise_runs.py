@@ -1,15 +1,10 @@
-#!/usr/bin/env python3
 """Runs the paper's multi-threaded pairwise benchmark (bench/pairwise.c, seed
 004 section 6.1, Table 3) in the study's configurations, T threads per rank,
-rounds interleaved.  Tables: /usr/bin/python3 analysis/pairwise_report.py DIR"""
+rounds interleaved.  Tables: /usr/bin/python3 -m analysis.pairwise_report DIR"""
 import argparse
-import os
-import sys
 from typing import NamedTuple
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 
 class Setup(NamedTuple):
@@ -53,7 +48,8 @@ line as its result), raw.tar.xz (each run's output), bin/ (the program, per buil
 
 
 def arguments():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=EPILOG,
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.pairwise_runs",
+                                     description=__doc__.split("\n")[0], epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", choices=sorted(PROFILES), default="short", help="smoke, short (default) or full")
     parser.add_argument("--setups", default=",".join(s.key for s in SETUPS),
@@ -111,7 +107,7 @@ def main():
     print(f"== pairwise: {len(args.setups)} setups x T in {args.threads} x {args.rounds} rounds -> {out}",
           flush=True)
     with campaign.Campaign(out, "pairwise", builds, items, args.rounds, args.seed, settings) as runs:
-        programs = campaign.compile_programs(out, builds, "pairwise.c")
+        programs = campaign.compile_programs(out, builds, "bench/pairwise.c")
         for run in runs.pending():
             config = study.configuration(run.item.fields["configuration"])
             setup = next(s for s in args.setups if s.key == run.item.fields["setup"])
@@ -121,7 +117,7 @@ def main():
                           "--iterations", str(args.iterations), "--warmup", str(args.warmup)]
                        + (["--no-ack"] if args.no_ack else []) + list(setup.program_args))
             runs.execute(run, command, args.timeout, judge=campaign.bench_judge)
-    print(f"saved: {out}\ntables: /usr/bin/python3 analysis/pairwise_report.py {out}")
+    print(f"saved: {out}\ntables: /usr/bin/python3 -m analysis.pairwise_report {out}")
 
 
 if __name__ == "__main__":

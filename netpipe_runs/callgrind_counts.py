@@ -1,22 +1,19 @@
-#!/usr/bin/env python3
 """Counts, with callgrind, the instructions per message of the send path and
 the receive match path of a 1-byte ping-pong (bench/pingpong.c) in each
 study configuration: repeatable to the instruction, unlike time on this
-machine.  Table: /usr/bin/python3 analysis/callgrind_table.py DIR"""
+machine.  Table: /usr/bin/python3 -m analysis.callgrind_table DIR"""
 import argparse
-import os
 import re
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 # Where callgrind collects (inclusive of what they call): per rank, divided by
 # the messages it sent (received), instructions per message.
 FUNCTIONS = {"send": "PMPI_Send", "match": "mca_pml_ob1_recv_frag_callback_match"}
 RANKS = (0, 1)
+# Messages each rank sends (run.sh passes its --profile).
+PROFILES = {"smoke": {"messages": 200}, "short": {"messages": 2000}, "full": {"messages": 20000}}
 
 
 def inclusive_instructions(callgrind_file, functions=None):
@@ -32,27 +29,44 @@ def inclusive_instructions(callgrind_file, functions=None):
     return found
 
 
-def judge_files(files):
-    """A judge that reads each rank's callgrind file into the result."""
+def valgrind(functions, out_pattern):
+    """The callgrind command each rank runs under, collecting only inside
+    FUNCTIONS, into OUT_PATTERN (with %q{OMPI_COMM_WORLD_RANK}: one file
+    per rank)."""
+    # --smc-check=all: our sites rewrite code that valgrind may already have
+    # translated (at load, and when MPI_Init attaches)
+    return ["valgrind", "--tool=callgrind", "--smc-check=all", "--collect-atstart=no",
+            *(f"--toggle-collect={function}" for function in functions.values()),
+            "--callgrind-out-file=" + out_pattern]
+
+
+def judge_files(files, functions=None):
+    """A judge that reads each rank's callgrind file (FUNCTIONS', by default
+    FUNCTIONS' inclusive instructions) into the result."""
     def judge(returncode, stdout, stderr):
         if returncode != 0:
             return "failed", f"exit status {returncode}", None
         try:
-            return "ok", "", {f"rank{rank}": inclusive_instructions(path) for rank, path in files.items()}
+            return "ok", "", {f"rank{rank}": inclusive_instructions(path, functions) for rank, path in files.items()}
         except (OSError, subprocess.CalledProcessError) as error:
             return "failed", f"callgrind_annotate: {error}", None
     return judge
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.callgrind_counts",
+                                     description=__doc__.split("\n")[0],
                                      epilog="Results in DIR: meta.json, runs.jsonl (each rank's inclusive "
                                             "instructions as the result), raw.tar.xz (the callgrind files).")
-    parser.add_argument("--messages", type=int, default=20000, help="messages each rank sends (default 20000)")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="short",
+                        help="smoke, short (default) or full: " + ", ".join(
+                            f"{name} {p['messages']} messages" for name, p in PROFILES.items()))
+    parser.add_argument("--messages", type=int, help="messages each rank sends (default: the profile's)")
     parser.add_argument("--configurations", help="comma list (default: all): "
                         + ", ".join(c.key for c in study.CONFIGURATIONS))
     campaign.add_arguments(parser, timeout=600, out_hint="results/callgrind/<UTC time>")
     args = parser.parse_args()
+    args.messages = args.messages or PROFILES[args.profile]["messages"]
     if args.messages < 100:
         parser.error("--messages must be at least 100")
     configs = ([study.configuration(k.strip()) for k in args.configurations.split(",") if k.strip()]
@@ -60,29 +74,25 @@ def main():
     builds = campaign.resolve_builds({c.build for c in configs}, args.cached, args.use_builds)
     out = campaign.output_folder(args.out, "callgrind")
     vader = study.transport("vader")
-    valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
+    valgrind_version = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
     items = [campaign.Item(c.key, c.build, {"configuration": c.key, "configuration_name": c.name,
                                             "attach": study.attach_list(c), "messages": args.messages,
                                             "transport": vader.name}) for c in configs]
-    settings = {"messages": args.messages, "transport": vader.name, "valgrind": valgrind,
+    settings = {"messages": args.messages, "transport": vader.name, "valgrind": valgrind_version,
                 "configurations": [c.key for c in configs], "timeout": args.timeout,
                 "functions": FUNCTIONS}
     # Instruction counts must stay repeatable: every run gets the same (empty) pad.
     with campaign.Campaign(out, "callgrind", builds, items, 1, args.seed, settings, env_pad=0) as runs:
-        programs = campaign.compile_programs(out, builds, "pingpong.c")
+        programs = campaign.compile_programs(out, builds, "bench/pingpong.c")
         for run in runs.pending():
             config = study.configuration(run.item.fields["configuration"])
             files = {rank: runs.path(run, f".rank{rank}.callgrind") for rank in RANKS}
-            command = study.mpirun(builds[config.build].prefix, config, vader) + [
-                # --smc-check=all: our sites rewrite code that valgrind may
-                # already have translated (at load, and when MPI_Init attaches)
-                "valgrind", "--tool=callgrind", "--smc-check=all", "--collect-atstart=no",
-                *(f"--toggle-collect={function}" for function in FUNCTIONS.values()),
-                "--callgrind-out-file=" + runs.path(run, ".rank%q{OMPI_COMM_WORLD_RANK}.callgrind"),
-                programs[config.build], str(args.messages)]
+            command = (study.mpirun(builds[config.build].prefix, config, vader)
+                       + valgrind(FUNCTIONS, runs.path(run, ".rank%q{OMPI_COMM_WORLD_RANK}.callgrind"))
+                       + [programs[config.build], str(args.messages)])
             runs.execute(run, command, args.timeout, judge=judge_files(files), label=config.name,
                          outputs={f"rank{rank}": path for rank, path in files.items()})
-    print(f"saved: {out}\ntable: /usr/bin/python3 analysis/callgrind_table.py {out}")
+    print(f"saved: {out}\ntable: /usr/bin/python3 -m analysis.callgrind_table {out}")
 
 
 if __name__ == "__main__":

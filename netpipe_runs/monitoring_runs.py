@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Seed 003's monitoring against our communicator counters, on the same
 traffic in the same build: the in-process A/B ping-pong (bench/ab_pingpong.c,
 --counters comm: every variable bound to MPI_COMM_WORLD; comm-untimed: all
@@ -12,16 +11,11 @@ inside a process).  Monitoring's own report at MPI_Finalize
 (pml_monitoring_enable_output: a line "E <rank> <peer> <n> bytes <n> msgs
 sent" per rank) must show at least the timed messages, so a run it did not
 watch fails.
-Summary: python3 bench/monitoring_runs.py --summary DIR"""
+Table: /usr/bin/python3 -m analysis.monitoring_report DIR"""
 import argparse
-import os
 import re
-import statistics
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 BUILD = "spcdso"
 MONITORING = ("off", "on")
@@ -31,11 +25,11 @@ BLOCKS = {"vader": (2000, 200, 10), "tcp": (500, 50, 5)}
 
 
 def arguments():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.monitoring_runs",
+                                     description=__doc__.split("\n")[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=10, help="mpirun launches per (monitoring, transport) (10)")
     parser.add_argument("--transports", default="vader,tcp", help="comma list (default vader,tcp)")
-    parser.add_argument("--summary", metavar="DIR", help="only print the summary table of a finished campaign")
     campaign.add_arguments(parser, timeout=600, out_hint="results/monitoring/<UTC time>")
     args = parser.parse_args()
     args.transports = [study.transport(t.strip()) for t in args.transports.split(",") if t.strip()]
@@ -53,56 +47,8 @@ def monitored_messages(text):
     return sent
 
 
-def one_way_ns(result, state):
-    """Median one-way time of the measured blocks in STATE (on/off) of an ab_pingpong result."""
-    times = [b["seconds"] / (2 * b["round_trips"]) * 1e9 for b in result["blocks"]
-             if not b["warmup"] and b["state"] == state]
-    return statistics.median(times)
-
-
-def ratio_on_off(result):
-    """Median of the on/off ratios of adjacent measured blocks (a pair)."""
-    measured = [b for b in result["blocks"] if not b["warmup"]]
-    ratios = []
-    for i in range(0, len(measured) - 1, 2):
-        on = [b for b in measured[i:i + 2] if b["state"] == "on"]
-        off = [b for b in measured[i:i + 2] if b["state"] == "off"]
-        if on and off:
-            ratios.append(on[0]["seconds"] / off[0]["seconds"])
-    return statistics.median(ratios)
-
-
-def cell(values, digits=3):
-    return f"{statistics.median(values):.{digits}f} [{min(values):.{digits}f}-{max(values):.{digits}f}]"
-
-
-def summary(folder):
-    ok = [r for r in campaign.read_records(folder) if r["status"] == "ok" and r.get("result")]
-    print("| transport | our set | pml_monitoring_enable | runs | one-way, our set off (ns) | our set on/off | "
-          "monitoring on / off, our set off, same round |")
-    print("|---|---|---|---|---:|---:|---:|")
-    for transport in sorted({r["transport"] for r in ok}):
-        for our_set in SETS:
-            by_round = {}
-            for r in ok:
-                if r["transport"] == transport and r["set"] == our_set:
-                    by_round.setdefault(r["round"], {})[r["monitoring"]] = r["result"]
-            for monitoring in MONITORING:
-                runs = [rounds[monitoring] for rounds in by_round.values() if monitoring in rounds]
-                if not runs:
-                    continue
-                paired = [one_way_ns(rounds["on"], "off") / one_way_ns(rounds["off"], "off")
-                          for rounds in by_round.values() if "on" in rounds and "off" in rounds]
-                print(f"| {transport} | {our_set} | {1 if monitoring == 'on' else 0} | {len(runs)} | "
-                      f"{cell([one_way_ns(x, 'off') for x in runs], 1)} | {cell([ratio_on_off(x) for x in runs])} | "
-                      f"{cell(paired) if monitoring == 'on' and paired else '-'} |")
-
-
 def main():
     args = arguments()
-    if args.summary:
-        summary(args.summary)
-        return
     builds = campaign.resolve_builds([BUILD], args.cached, args.use_builds)
     out = campaign.output_folder(args.out, "monitoring")
     config = study.Configuration("spcdso, all off", "spcdso-off", BUILD, ())
@@ -114,7 +60,7 @@ def main():
     print(f"== monitoring against our communicator counters: {[t.name for t in args.transports]} x "
           f"{args.rounds} rounds in {BUILD} -> {out}", flush=True)
     with campaign.Campaign(out, "monitoring", builds, items, args.rounds, args.seed, settings) as runs:
-        program = campaign.compile_programs(out, builds, "ab_pingpong.c")[BUILD]
+        program = campaign.compile_programs(out, builds, "bench/ab_pingpong.c")[BUILD]
         for run in runs.pending():
             fields = run.item.fields
             round_trips, pairs, warmup = BLOCKS[fields["transport"]]
@@ -134,8 +80,7 @@ def main():
                 return verdict
 
             runs.execute(run, command, args.timeout, judge=judge)
-    summary(out)
-    print(f"saved: {out}\nsummary: python3 bench/monitoring_runs.py --summary {out}")
+    print(f"saved: {out}\ntable: /usr/bin/python3 -m analysis.monitoring_report {out}")
 
 
 if __name__ == "__main__":

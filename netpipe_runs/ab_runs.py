@@ -1,15 +1,10 @@
-#!/usr/bin/env python3
 """Runs the in-process A/B ping-pong (bench/ab_pingpong.c) in our spc build:
 per counter set and transport, one pair of processes alternates blocks with
 the set on and off through MPI_T, once per round (a fresh mpirun, so a fresh
-placement of the two vCPUs).  Tables: /usr/bin/python3 analysis/pairwise_report.py DIR"""
+placement of the two vCPUs).  Tables: /usr/bin/python3 -m analysis.pairwise_report DIR"""
 import argparse
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 # Set: (counters toggled, timer sampling); the sampled sets keep their timers
 # on one interval in study.TIMER_SAMPLING.
@@ -43,7 +38,8 @@ Results in DIR: meta.json, runs.jsonl, raw.tar.xz, bin/."""
 
 
 def arguments():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=EPILOG,
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.ab_runs",
+                                     description=__doc__.split("\n")[0], epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", choices=sorted(PROFILES), default="short", help="smoke, short (default) or full")
     parser.add_argument("--sets", default=",".join(SETS),
@@ -89,7 +85,7 @@ def main():
     print(f"== A/B ping-pong: sets {args.sets} x {[t.name for t in args.transports]} x {args.rounds} rounds "
           f"in {args.builds} -> {out}", flush=True)
     with campaign.Campaign(out, "ab", builds, items, args.rounds, args.seed, settings) as runs:
-        programs = campaign.compile_programs(out, builds, "ab_pingpong.c")
+        programs = campaign.compile_programs(out, builds, "bench/ab_pingpong.c")
         for run in runs.pending():
             fields = run.item.fields
             dump = runs.path(run, ".dump.csv")
@@ -101,7 +97,7 @@ def main():
                           "--size", str(args.size), "--round-trips", str(fields["round_trips"]),
                           "--pairs", str(fields["pairs"]), "--warmup-pairs", str(fields["warmup_pairs"])])
             runs.execute(run, command, args.timeout, judge=campaign.bench_judge, outputs={"dump": dump})
-    print(f"saved: {out}\ntables: /usr/bin/python3 analysis/pairwise_report.py {out}")
+    print(f"saved: {out}\ntables: /usr/bin/python3 -m analysis.pairwise_report {out}")
 
 
 if __name__ == "__main__":

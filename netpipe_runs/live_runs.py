@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """What mpi_spc_live costs (issue 11, README "Live counters"), as one
 interleaved campaign in our spc build:
   ab        the in-process A/B ping-pong (bench/ab_pingpong.c, every counter
@@ -7,18 +6,14 @@ interleaved campaign in our spc build:
   pairwise  the pairwise benchmark (bench/pairwise.c, 2 ranks x T threads,
             attach all), with and without mpi_spc_live: its message rate
   read      one full read of a held 2-rank job by spc-top and one scrape of
-            spc-exporter (bench/live_read_cost.py)
+            spc-exporter (netpipe_runs/live_read_cost.py)
 Live and plain runs of one round run next to each other in a shuffled order,
-so compare them within rounds.  Tables: /usr/bin/python3 analysis/live_report.py DIR"""
+so compare them within rounds.  Tables: /usr/bin/python3 -m analysis.live_report DIR"""
 import argparse
 import os
-import subprocess
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "netpipe_runs"))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 # Where the live runs publish (a tmpfs like the default /dev/shm, kept apart).
 LIVE_DIR = "/dev/shm/spc-live-bench"
@@ -40,7 +35,8 @@ def with_live(config, live):
 
 
 def arguments():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.live_runs",
+                                     description=__doc__.split("\n")[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", choices=sorted(PROFILES), default="short", help="short (default) or full")
     parser.add_argument("--steps", default="ab,pairwise,read", help="comma list of ab, pairwise, read")
@@ -54,18 +50,6 @@ def arguments():
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     return args
-
-
-def compile_live_job(out, prefix):
-    """tools/live/tests/live_job.c by the build's own mpicc, into OUT/bin/."""
-    program = os.path.join(out, "bin", "live_job-spc")
-    os.makedirs(os.path.dirname(program), exist_ok=True)
-    command = [os.path.join(prefix, "bin", "mpicc"), "-std=gnu11", "-O2", "-Wall", "-pthread",
-               os.path.join(REPO, "tools", "live", "tests", "live_job.c"), "-o", program]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"live_runs: compiling live_job.c failed:\n{result.stderr}")
-    return program
 
 
 def main():
@@ -98,9 +82,10 @@ def main():
     print(f"== live counters' cost: {[i.name for i in items]} x {args.rounds} rounds -> {out}", flush=True)
     prefix = builds["spc"].prefix
     with campaign.Campaign(out, "live", builds, items, args.rounds, args.seed, settings) as runs:
-        programs = {name: campaign.compile_programs(out, builds, name + ".c")["spc"]
+        programs = {name: campaign.compile_programs(out, builds, f"bench/{name}.c")["spc"]
                     for name in ("ab_pingpong", "pairwise")}
-        live_job = compile_live_job(out, prefix)
+        live_job = campaign.compile_programs(out, builds, "tools/live/tests/live_job.c",
+                                             flags=("-std=gnu11",) + campaign.C_FLAGS[1:])["spc"]
         for run in runs.pending():
             f = run.item.fields
             if f["step"] == "ab":
@@ -119,13 +104,14 @@ def main():
                               "--size", "64", "--iterations", "100", "--warmup", "10"])
                 runs.execute(run, command, args.timeout, judge=campaign.bench_judge)
             else:
-                command = [sys.executable, os.path.join(REPO, "bench", "live_read_cost.py"),
+                # a module of this package: it starts as this driver did (working folder, PYTHONPATH)
+                command = [sys.executable, "-m", "netpipe_runs.live_read_cost",
                            "--mpirun", os.path.join(prefix, "bin", "mpirun"), "--job", live_job,
                            "--top", os.path.join(prefix, "bin", "spc-top"),
                            "--exporter", os.path.join(prefix, "bin", "spc-exporter"), "--dir", LIVE_DIR,
                            "--reads", str(f["reads"]), "--scrapes", str(f["scrapes"])]
                 runs.execute(run, command, args.timeout, judge=campaign.bench_judge)
-    print(f"saved: {out}\ntables: /usr/bin/python3 analysis/live_report.py {out}")
+    print(f"saved: {out}\ntables: /usr/bin/python3 -m analysis.live_report {out}")
 
 
 if __name__ == "__main__":

@@ -1,18 +1,18 @@
-#!/usr/bin/env python3
 """What counting costs a real application: Debian's unchanged LAMMPS (an LJ
 melt of 32,000 atoms, 300 steps, 2 ranks over vader) on each build's libmpi,
 its loop time per configuration, interleaved over rounds.
-Table: /usr/bin/python3 analysis/lammps_report.py DIR"""
+Table: /usr/bin/python3 -m analysis.lammps_report DIR"""
 import argparse
 import os
 import re
 import shutil
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import campaign  # noqa: E402
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
+# Rounds and time steps (run.sh passes its --profile); smoke: that it runs, not a measurement.
+PROFILES = {"smoke": {"rounds": 1, "steps": 20}, "short": {"rounds": 1, "steps": 300},
+            "full": {"rounds": 5, "steps": 300}}
 CONFIGURATIONS = ("baseline", "ours-off", "ours-all", "ours-all-sampled", "upstream-off", "upstream-all")
 LOOP = re.compile(r"^Loop time of ([0-9.eE+-]+) on (\d+) procs for (\d+) steps with (\d+) atoms", re.M)
 # The input installed with the tools (tools/examples/in.lj): LAMMPS's own
@@ -33,14 +33,21 @@ def judge(returncode, stdout, stderr):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.lammps_runs",
+                                     description=__doc__.split("\n")[0],
                                      epilog="Results in DIR: meta.json, runs.jsonl, raw.tar.xz (LAMMPS's output).")
-    parser.add_argument("--rounds", type=int, default=5, help="runs of each configuration (default 5)")
-    parser.add_argument("--steps", type=int, default=300, help="time steps of the melt (default 300, the README's)")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="short",
+                        help="smoke, short (default) or full: " + ", ".join(
+                            f"{name} {p['rounds']} round(s) of {p['steps']} steps" for name, p in PROFILES.items()))
+    parser.add_argument("--rounds", type=int, help="runs of each configuration (default: the profile's)")
+    parser.add_argument("--steps", type=int, help="time steps of the melt (default: the profile's; 300 is the "
+                        "README's)")
     parser.add_argument("--configurations", default=",".join(CONFIGURATIONS),
                         help=f"comma list (default {','.join(CONFIGURATIONS)})")
     campaign.add_arguments(parser, timeout=300, out_hint="results/lammps/<UTC time>")
     args = parser.parse_args()
+    args.rounds = PROFILES[args.profile]["rounds"] if args.rounds is None else args.rounds
+    args.steps = PROFILES[args.profile]["steps"] if args.steps is None else args.steps
     if args.rounds < 1 or args.steps < 1:
         parser.error("--rounds and --steps must be at least 1")
     configs = [study.configuration(k.strip()) for k in args.configurations.split(",") if k.strip()]
@@ -64,7 +71,7 @@ def main():
                 "-x", "LD_LIBRARY_PATH", lmp, "-in", spc_input, "-var", "steps", str(args.steps), "-log", "none"]
             runs.execute(run, command, args.timeout, judge=judge, label=config.name,
                          env={"LD_LIBRARY_PATH": os.path.join(prefix, "lib")})
-    print(f"saved: {out}\ntable: /usr/bin/python3 analysis/lammps_report.py {out}")
+    print(f"saved: {out}\ntable: /usr/bin/python3 -m analysis.lammps_report {out}")
 
 
 if __name__ == "__main__":

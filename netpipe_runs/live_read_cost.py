@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """What reading a running job's live counters costs the reader: one full read
 of a 2-rank job by spc-top (list the folder, map, check and sum every rank:
 spc-top --time) and one scrape of spc-exporter (HTTP GET /metrics, timed by
@@ -9,13 +8,12 @@ sends with all counters on, so the reads see a job that runs; every scrape is
 checked to hold that number (exit status BENCH_EXIT_CHECK_FAILED otherwise).
 Output: one JSON line (microseconds), then a line for people starting "# ".
 
-usage: live_read_cost.py --mpirun M --job LIVE_JOB --top SPC_TOP --exporter SPC_EXPORTER
-                         --dir DIR [--reads N] [--scrapes N] [--btl self,vader]"""
+usage: python3 -m netpipe_runs.live_read_cost --mpirun M --job LIVE_JOB --top SPC_TOP
+           --exporter SPC_EXPORTER --dir DIR [--reads N] [--scrapes N] [--btl self,vader]"""
 import argparse
 import json
 import os
 import re
-import signal
 import statistics
 import subprocess
 import sys
@@ -23,14 +21,14 @@ import tempfile
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netpipe_runs"))
-import study  # noqa: E402
+from netpipe_runs import campaign, study
 
 SENDS = 1000
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.live_read_cost",
+                                     description=__doc__.split("\n")[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     for name in ("mpirun", "job", "top", "exporter", "dir"):
         parser.add_argument("--" + name, required=True)
@@ -86,13 +84,10 @@ def main():
                   f"{reads['segments']} segments read, job status {status}")
             sys.exit(codes["CHECK_FAILED"])
         sys.exit(codes["OK"])
-    finally:
-        if exporter is not None and exporter.poll() is None:
-            os.killpg(exporter.pid, signal.SIGTERM)
-            exporter.wait()
-        if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
-            job.wait()
+    finally:  # each started in a session of its own: ended with all it started, as a campaign's runs are
+        for proc in (exporter, job):
+            if proc is not None:
+                campaign.end_tree(proc, grace=5)
 
 
 if __name__ == "__main__":
