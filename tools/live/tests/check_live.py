@@ -504,8 +504,10 @@ def nodes(args):
     live = fresh_dir(args, "nodes")
     if os.path.exists(os.path.join(folder, "nodes")):  # left by a killed run
         subprocess.run([simnodes, "down", folder], capture_output=True)
-    # A tag and subnet of this test's own, apart from a user's default nodes.
-    up = subprocess.run([simnodes, "up", "2", folder, "--tag", "spclt", "--net", "10.77.9"],
+    # A tag and subnet of this run's own, apart from a user's default nodes
+    # and from another test run on the same machine.
+    tag, net = f"t{os.getpid() & 0xffff:04x}", f"10.77.{10 + os.getpid() % 240}"
+    up = subprocess.run([simnodes, "up", "2", folder, "--tag", tag, "--net", net],
                         capture_output=True, text=True)
     print(up.stdout + up.stderr)
     if up.returncode != 0:
