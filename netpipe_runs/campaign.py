@@ -158,7 +158,7 @@ def compile_programs(out, builds, source, flags=C_FLAGS, library=False):
     for variant, build in builds.items():
         programs[variant] = os.path.join(folder, f"lib{name}-{variant}.so" if library else f"{name}-{variant}")
         # the MPI_T client header and spc/names.h, which every build can use
-        includes = ["-I" + os.path.join(study.REPO, "pvar_export", "client"),
+        includes = ["-I" + os.path.join(study.REPO, "pvar_export", "include"),
                     "-I" + os.path.join(study.REPO, "spc", "include")]
         command = [os.path.join(build.prefix, "bin", "mpicc"), *flags, *(["-fPIC", "-shared"] if library else []),
                    *includes, os.path.join(study.REPO, source), "-o", programs[variant]]
