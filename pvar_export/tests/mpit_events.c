@@ -10,8 +10,9 @@
  *               before MPI_Finalize, tags 100..124, each remove at or after
  *               its insert and naming the same queue entry; K posted-queue
  *               searches (one per arrival) and K + 1 unexpected-queue ones
- *               (the probe and each receive); and the transfer events on a
- *               second duplicate B (check_transfers);
+ *               (the probe and each receive); the transfer events on a
+ *               second duplicate B (check_transfers); and CANCELS receives
+ *               cancelled on a third, C (check_cancels);
  *   async       only at ASYNC_SIGNAL_SAFE: valid everywhere, called at once
  *               (told MPI_RESTRICTED, the level of the place it runs at);
  *   none        only at NONE: no callback may run where ob1 raises, so each
@@ -111,7 +112,7 @@ static void check_rules(int insert, MPI_Comm comm)
 {
     int num = -1;
     MPI_OK(MPI_T_event_get_num(&num));
-    CHECK(num == 13, "MPI_T_event_get_num: %d events, ob1 raises 13", num);
+    CHECK(num == 14, "MPI_T_event_get_num: %d events, ob1 raises 14", num);
     int index = -7;
     CHECK(MPI_T_event_get_index("nope", &index) == MPI_T_ERR_INVALID_NAME, "get_index of an unknown name");
     CHECK(index == -7, "a failed get_index leaves its output alone");
@@ -277,6 +278,48 @@ static void check_transfers(void)
     MPI_OK(MPI_Comm_free(&b));
 }
 
+/* CANCELS receives posted on a duplicate C for a tag nobody sends, then
+ * cancelled: exactly CANCELS recv_cancel events, each naming the request of
+ * one posted_remove, and no other remove. */
+static void check_cancels(void)
+{
+    enum { CANCELS = 5, NEVER_SENT = 77 };
+    tag_element = element(event_index("ompi_pml_ob1_posted_remove"), "tag");
+    request_element = element(event_index("ompi_pml_ob1_posted_remove"), "request");
+    struct seen cancelled = {0}, left = {0};
+    MPI_Comm c;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    MPI_T_event_registration on_cancel, on_remove;
+    MPI_OK(MPI_T_event_handle_alloc(event_index("ompi_pml_ob1_recv_cancel"), &c, MPI_INFO_NULL, &on_cancel));
+    MPI_OK(MPI_T_event_handle_alloc(event_index("ompi_pml_ob1_posted_remove"), &c, MPI_INFO_NULL, &on_remove));
+    MPI_OK(MPI_T_event_register_callback(on_cancel, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_INFO_NULL,
+                                         &cancelled, record));
+    MPI_OK(MPI_T_event_register_callback(on_remove, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_INFO_NULL,
+                                         &left, record));
+    int values[CANCELS];
+    MPI_Request requests[CANCELS];
+    for (int i = 0; i < CANCELS; ++i) {
+        MPI_OK(MPI_Irecv(&values[i], 1, MPI_INT, 1 - test_rank, NEVER_SENT, c, &requests[i]));
+    }
+    for (int i = 0; i < CANCELS; ++i) {
+        MPI_OK(MPI_Cancel(&requests[i]));
+        MPI_Status status;
+        MPI_OK(MPI_Wait(&requests[i], &status));
+        int flag = 0;
+        MPI_OK(MPI_Test_cancelled(&status, &flag));
+        CHECK(flag, "receive %d reports itself cancelled", i);
+    }
+    MPI_OK(MPI_T_event_handle_free(on_cancel, NULL, NULL));
+    MPI_OK(MPI_T_event_handle_free(on_remove, NULL, NULL));
+    CHECK(cancelled.count == CANCELS && left.count == CANCELS, "%d recv_cancel and %d posted_remove events, %d each",
+          cancelled.count, left.count, CANCELS);
+    for (int i = 0; i < cancelled.count && i < CANCELS; ++i) {
+        CHECK(cancelled.tags[i] == NEVER_SENT && cancelled.requests[i] == left.requests[i] && cancelled.requests[i],
+              "cancel %d: tag %d, names the request of remove %d", i, cancelled.tags[i], i);
+    }
+    MPI_OK(MPI_Comm_free(&c));
+}
+
 static MPI_T_cb_safety level_of(const char *mode)
 {
     if (0 == strcmp(mode, "restricted")) {
@@ -417,6 +460,7 @@ int main(int argc, char **argv)
     }
     if (level == MPI_T_CB_REQUIRE_MPI_RESTRICTED) {
         check_transfers();
+        check_cancels();
     }
     if (0 == strcmp(mode, "dropped")) {
         check_forced_drops();

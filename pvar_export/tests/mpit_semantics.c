@@ -397,6 +397,26 @@ static void check_matched_probes(void)
     MPI_OK(MPI_T_pvar_session_free(&session));
 }
 
+/* DUPS duplicates of MPI_COMM_WORLD on every rank, and one of a duplicate:
+ * COMM_DUP counts exactly DUPS + 1 calls on each rank. */
+static void check_comm_dup(void)
+{
+    enum { DUPS = 3 };
+    MPI_T_pvar_session session;
+    MPI_OK(MPI_T_pvar_session_create(&session));
+    MPI_T_pvar_handle handle = started_handle(session, "COMM_DUP");
+    MPI_Comm copies[DUPS + 1];
+    for (int i = 0; i < DUPS; ++i) {
+        MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &copies[i]));
+    }
+    MPI_OK(MPI_Comm_dup(copies[0], &copies[DUPS]));
+    CHECK_EQ_U64(read_handle(session, handle), DUPS + 1, "COMM_DUP");
+    for (int i = 0; i <= DUPS; ++i) {
+        MPI_OK(MPI_Comm_free(&copies[i]));
+    }
+    MPI_OK(MPI_T_pvar_session_free(&session));
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -416,6 +436,7 @@ int main(int argc, char **argv)
     check_sessions();
     check_bytes();
     check_matched_probes();
+    check_comm_dup();
 
     /* A handle that outlives MPI_Finalize: reading it is an error, not a crash. */
     MPI_T_pvar_session late;

@@ -25,8 +25,9 @@ TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
     // Upstream 4.1.4 has 108 counters, SEND first and MAX_OOS_IN_QUEUE last
     // (ompi/runtime/ompi_spc.h:52-161); the paper's OOS_MATCH_TIME follows,
     // then the matched probes (patch
-    // "spc: count MPI_Mprobe, MPI_Improbe and MPI_Imrecv").
-    ASSERT_EQ(OMPI_SPC_NUM_COUNTERS, 112);
+    // "spc: count MPI_Mprobe, MPI_Improbe and MPI_Imrecv") and MPI_Comm_dup
+    // (patch "spc: count MPI_Comm_dup").
+    ASSERT_EQ(OMPI_SPC_NUM_COUNTERS, 113);
     EXPECT_EQ(OMPI_SPC_SEND, 0);
     EXPECT_EQ(OMPI_SPC_CANCEL, 94);
     EXPECT_EQ(OMPI_SPC_BYTES_RECEIVED_USER, 95);
@@ -34,6 +35,7 @@ TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
     EXPECT_EQ(OMPI_SPC_OOS_MATCH_TIME, 108);
     EXPECT_EQ(OMPI_SPC_MPROBE, 109);
     EXPECT_EQ(OMPI_SPC_IMRECV, 111);
+    EXPECT_EQ(OMPI_SPC_COMM_DUP, 112);
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_SENDRECV_REPLACE].name, "OMPI_SPC_SENDRECV_REPLACE");
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_SEND].description, "The number of times MPI_Send was called.");
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_NEIGHBOR_ALLGATHERV_INIT].description,
