@@ -153,8 +153,49 @@ AttachList parse_attach_list(std::string_view list)
 }  // namespace spc
 
 unsigned char spc_switch_flags[SPC_NUM_SWITCHES];  // C linkage: spc.h declares it
+unsigned char spc_hook_flags[SPC_MAX_HOOKS];
 
 namespace {
+
+bool valid_key(int key) { return key >= 0 && key < SPC_NUM_SWITCHES; }
+
+bool is_switch_site(int id) { return id <= SPC_SWITCH_SITE_ID(0) && valid_key(SPC_SWITCH_SITE_ID(0) - id); }
+
+bool consumer_on(int id)
+{
+    return is_switch_site(id) ? spc_switch_flags[SPC_SWITCH_SITE_ID(0) - id] != 0
+                              : spc_enabled_flags[id] != 0;
+}
+
+struct Hook {
+    int count = 0;
+    int consumers[SPC_MAX_HOOK_CONSUMERS];
+};
+Hook hooks[SPC_MAX_HOOKS];  // changed with the enable lock held
+
+// Sets hook's flag to what its consumers say and, if that changed (or
+// always), rewrites its sites; the enable lock is held.
+void follow_consumers(int hook, bool always)
+{
+    const Hook &h = hooks[hook];
+    const bool on = std::any_of(h.consumers, h.consumers + h.count, consumer_on);
+    if (always || on != (spc_hook_flags[hook] != 0)) {
+        __atomic_store_n(&spc_hook_flags[hook], on ? 1 : 0, __ATOMIC_RELAXED);
+        spc::sites_switch(SPC_HOOK_SITE_ID(hook));
+    }
+}
+
+// A consumer (counter id or switch site id) was turned on or off: the hooks
+// it serves follow, after its own flag and sites.
+void follow_consumer(int id)
+{
+    for (int hook = 0; hook < SPC_MAX_HOOKS; ++hook) {
+        const Hook &h = hooks[hook];
+        if (std::find(h.consumers, h.consumers + h.count, id) != h.consumers + h.count) {
+            follow_consumers(hook, false);
+        }
+    }
+}
 
 // One more (on) or one fewer (off) reference in refs; flip(state) runs, with
 // the enable lock held, when refs leaves or reaches zero.
@@ -185,10 +226,9 @@ int count_counter_reference(int id, bool on)
     return count_reference(enable_refs[id], on, [id](bool state) {
         set_flag(id, state);
         spc::sites_switch(id);
+        follow_consumer(id);
     });
 }
-
-bool valid_key(int key) { return key >= 0 && key < SPC_NUM_SWITCHES; }
 
 int count_switch_reference(int key, bool on)
 {
@@ -198,6 +238,7 @@ int count_switch_reference(int key, bool on)
     return count_reference(switch_refs[key], on, [key](bool state) {
         __atomic_store_n(&spc_switch_flags[key], state ? 1 : 0, __ATOMIC_RELAXED);
         spc::sites_switch(SPC_SWITCH_SITE_ID(key));
+        follow_consumer(SPC_SWITCH_SITE_ID(key));
     });
 }
 
@@ -211,6 +252,30 @@ int spc_switch_on(int key) { return count_switch_reference(key, true); }
 int spc_switch_off(int key) { return count_switch_reference(key, false); }
 
 int spc_switch_is_on(int key) { return valid_key(key) && __atomic_load_n(&spc_switch_flags[key], __ATOMIC_RELAXED); }
+
+int spc_hook_define(int hook, const int *consumers, int count)
+{
+    if (hook < 0 || hook >= SPC_MAX_HOOKS || count < 0 || count > SPC_MAX_HOOK_CONSUMERS ||
+        (count > 0 && consumers == nullptr)) {
+        return SPC_ERR_BAD_ID;
+    }
+    for (int i = 0; i < count; ++i) {
+        if (!valid_id(consumers[i]) && !is_switch_site(consumers[i])) {
+            return SPC_ERR_BAD_ID;
+        }
+    }
+    std::lock_guard<std::mutex> lock(enable_mutex);
+    Hook &h = hooks[hook];
+    h.count = count;
+    std::copy(consumers, consumers + count, h.consumers);
+    follow_consumers(hook, true);
+    return SPC_SUCCESS;
+}
+
+int spc_hook_is_on(int hook)
+{
+    return hook >= 0 && hook < SPC_MAX_HOOKS && __atomic_load_n(&spc_hook_flags[hook], __ATOMIC_RELAXED);
+}
 
 int spc_counter_is_enabled(int id)
 {

@@ -159,11 +159,16 @@ bool any_timer_on()
     return false;
 }
 
-bool is_switch(int id) { return id <= SPC_SWITCH_SITE_ID(0); }
+bool is_hook(int id) { return id <= SPC_HOOK_SITE_ID(0); }
+int hook_of(int id) { return SPC_HOOK_SITE_ID(0) - id; }
+bool is_switch(int id) { return id <= SPC_SWITCH_SITE_ID(0) && !is_hook(id); }
 int switch_key(int id) { return SPC_SWITCH_SITE_ID(0) - id; }
 
 bool wanted_on(const spc_site &site)
 {
+    if (is_hook(site.id)) {
+        return spc_hook_is_on(hook_of(site.id));
+    }
     if (is_switch(site.id)) {
         return spc_switch_is_on(switch_key(site.id));
     }
@@ -176,7 +181,7 @@ bool wanted_on(const spc_site &site)
 // Whether a site's state depends on counter id (or switch site id).
 bool follows(const spc_site &site, int id)
 {
-    if (is_switch(id) || is_switch(site.id)) {
+    if (id < SPC_ANY_TIMER || site.id < SPC_ANY_TIMER) {  // a switch or a hook
         return site.id == id;
     }
     if (site.id == SPC_ANY_TIMER) {
@@ -185,7 +190,7 @@ bool follows(const spc_site &site, int id)
     return site.id == id || site.id2 == id;
 }
 
-// The 5 bytes a site should hold.
+// The 5 bytes a site should hold: on, a jump past its code's flag test.
 void code_for(const spc_site &site, bool on, unsigned char code[5])
 {
     if (!on) {
@@ -193,7 +198,7 @@ void code_for(const spc_site &site, bool on, unsigned char code[5])
         return;
     }
     unsigned char *at = address(&site.at);
-    int32_t displacement = static_cast<int32_t>(address(&site.target) - (at + 5));
+    int32_t displacement = static_cast<int32_t>(address(&site.on) - (at + 5));
     code[0] = kJmp;
     std::memcpy(code + 1, &displacement, sizeof displacement);
 }
@@ -301,8 +306,9 @@ void sites_switch(int id)
     std::lock_guard<std::mutex> lock(mutex);
     for (Table &table : tables) {
         if (table.patchable && !apply(patches_for(table, id))) {
-            std::string what = is_switch(id) ? "switch " + std::to_string(switch_key(id))
-                                                : spc_counter_infos[id].name;
+            std::string what = is_hook(id)     ? "hook " + std::to_string(hook_of(id))
+                               : is_switch(id) ? "switch " + std::to_string(switch_key(id))
+                                               : spc_counter_infos[id].name;
             std::fprintf(stderr, "spc: cannot rewrite the sites of %s (mprotect: %s); "
                          "they stay as they were\n", what.c_str(), std::strerror(errno));
         }
@@ -340,7 +346,8 @@ void spc_sites_register(const spc_site *begin, const spc_site *end)
     free_entry->end.store(end, std::memory_order_release);
     free_entry->begin.store(begin, std::memory_order_release);
     free_entry->registrations = 1;
-    // Compiled as jumps (right whatever the flags say): turn off what is off.
+    // Compiled as jumps to the flag tests (right whatever the flags say):
+    // turn off what is off, and send what is on past its test.
     free_entry->patchable = patchable && apply(patches_for(*free_entry, kEverySite));
     if (patchable && !free_entry->patchable && verbose()) {
         std::fprintf(stderr, "spc: %zu sites stay flag tests: mprotect refused (%s)\n",

@@ -20,7 +20,7 @@ import tempfile
 CALL = re.compile(r"\b(call|jmp)\w*\s+\S+\s+<([^>]+)>")
 ALLOWED_CALLS = ("spc_thread_shard_create", "spc_timer_next_gap_")
 # probe: its number of sites
-SITE_PROBES = {"probe_record": 1, "probe_user_or_mpi": 1, "probe_timer": 2}
+SITE_PROBES = {"probe_record": 1, "probe_user_or_mpi": 1, "probe_timer": 2, "probe_hook": 1}
 NOP5 = "nopl   0x0(%rax,%rax,1)"
 # Besides its sites, a hot body may hold only ret, the timer's "= 0" (one
 # zeroing instruction) and, in a probe as small as probe_timer, the frame the

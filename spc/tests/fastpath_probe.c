@@ -17,6 +17,15 @@ void probe_timer(void)
     SPC_TIMER_STOP(&timer);
 }
 
+/* A hook's code: one block for two consumers, each tested. */
+void probe_hook(uint64_t n)
+{
+    SPC_HOOK(3, {
+        spc_record_(OMPI_SPC_SEND, n);
+        spc_record_(OMPI_SPC_RECV, n);
+    });
+}
+
 void probe_level(int64_t delta) { SPC_LEVEL_ADD(OMPI_SPC_UNEXPECTED_IN_QUEUE, delta); }
 
 void probe_atomic_mode(uint64_t n)

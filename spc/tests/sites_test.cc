@@ -57,6 +57,65 @@ __attribute__((noinline)) void run_switched_site() { SPC_SWITCHED(kKey, switched
 
 bool patched() { return spc_sites_kind() == SPC_SITES_KIND_PATCHED; }
 
+// A hook of two consumers, a counter and a switch, that counts its runs and,
+// as a hook's code does, adds to the counter only while it is on.
+constexpr int kHook = 7, kHookCounter = OMPI_SPC_ISEND, kHookKey = SPC_SWITCH_FIRST_EVENT + 5;
+std::atomic<int> hook_runs{0};
+
+__attribute__((noinline)) void run_hook_site()
+{
+    SPC_HOOK(kHook, {
+        hook_runs.fetch_add(1);
+        spc_record_(kHookCounter, 1);
+    });
+}
+
+int define_hook()
+{
+    const int consumers[] = {kHookCounter, SPC_SWITCH_SITE_ID(kHookKey)};
+    return spc_hook_define(kHook, consumers, 2);
+}
+
+// A counter's site and the hook's, for the hook's stress test (not A's:
+// A's and B's sites must be the program's only ones, neighbours).
+constexpr int kC = OMPI_SPC_BCAST;
+__attribute__((noinline)) uint64_t run_counter_and_hook(const std::atomic<bool> &stop)
+{
+    uint64_t rounds = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+        SPC_RECORD(kC, 1);
+        run_hook_site();
+        ++rounds;
+    }
+    return rounds;
+}
+
+#if SPC_SITES_PATCHED
+// Where the jump of a site that holds one leads, or nullptr.
+const unsigned char *jump_target(const unsigned char *at)
+{
+    const std::array<unsigned char, 5> code = bytes_at(at);
+    int32_t displacement;
+    std::memcpy(&displacement, &code[1], sizeof displacement);
+    return code[0] == 0xe9 ? at + 5 + displacement : nullptr;
+}
+
+const spc_site *entry_of(int id)
+{
+    for (const spc_site *site = __start_spc_sites; site < __stop_spc_sites; ++site) {
+        if (site->id == id) {
+            return site;
+        }
+    }
+    return nullptr;
+}
+
+const unsigned char *target(const int32_t *field)
+{
+    return reinterpret_cast<const unsigned char *>(field) + *field;
+}
+#endif
+
 TEST(Sites, OffSiteIsANoOpAndOnSiteAJump)
 {
 #if SPC_SITES_PATCHED
@@ -114,6 +173,111 @@ TEST(Sites, SwitchedSiteRunsItsCodeOnlyWhileOn)
     EXPECT_EQ(spc_switch_on(SPC_NUM_SWITCHES), SPC_ERR_BAD_ID);
     EXPECT_EQ(spc_switch_on(-1), SPC_ERR_BAD_ID);
     EXPECT_FALSE(spc_switch_is_on(SPC_NUM_SWITCHES));
+}
+
+// A hook's one site is on while any of its consumers is (counted ons and
+// offs), its code runs exactly then, and a patched site jumps past the flag
+// test its code starts with in the flag kind.
+TEST(Sites, HookSiteIsOnWhileAnyConsumerIs)
+{
+    run_hook_site();
+    EXPECT_EQ(hook_runs.load(), 0) << "a hook without consumers is off";
+    ASSERT_EQ(define_hook(), SPC_SUCCESS);
+    run_hook_site();
+    EXPECT_EQ(hook_runs.load(), 0);
+    EXPECT_FALSE(spc_hook_is_on(kHook));
+#if SPC_SITES_PATCHED
+    const spc_site *entry = entry_of(SPC_HOOK_SITE_ID(kHook));
+    ASSERT_NE(entry, nullptr);
+    const unsigned char *site = target(&entry->at);
+    const std::array<unsigned char, 5> nop5 = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+    EXPECT_EQ(bytes_at(site) == nop5, patched()) << "off: a no-op in the patched kind only";
+    EXPECT_NE(target(&entry->target), target(&entry->on)) << "the flag test and the code past it";
+#endif
+    const uint64_t counted = spc_read(kHookCounter);
+    ASSERT_EQ(spc_counter_enable(kHookCounter), SPC_SUCCESS);
+    EXPECT_TRUE(spc_hook_is_on(kHook));
+#if SPC_SITES_PATCHED
+    EXPECT_EQ(jump_target(site), patched() ? target(&entry->on) : target(&entry->target))
+        << "patched: past the flag test; flag kind: to it";
+#endif
+    run_hook_site();                          // counter on
+    ASSERT_EQ(spc_switch_on(kHookKey), SPC_SUCCESS);
+    ASSERT_EQ(spc_counter_disable(kHookCounter), SPC_SUCCESS);
+    run_hook_site();                          // switch on, counter off
+    EXPECT_TRUE(spc_hook_is_on(kHook));
+    ASSERT_EQ(spc_switch_off(kHookKey), SPC_SUCCESS);
+    EXPECT_FALSE(spc_hook_is_on(kHook));
+    run_hook_site();                          // both off
+    EXPECT_EQ(hook_runs.load(), 2);
+    EXPECT_EQ(spc_read(kHookCounter) - counted, 1u) << "the code adds only while the counter is on";
+#if SPC_SITES_PATCHED
+    EXPECT_EQ(bytes_at(site) == nop5, patched());
+#endif
+    // Defined while a consumer is on: on at once; no consumers: off.
+    ASSERT_EQ(spc_switch_on(kHookKey), SPC_SUCCESS);
+    ASSERT_EQ(spc_hook_define(kHook, nullptr, 0), SPC_SUCCESS);
+    EXPECT_FALSE(spc_hook_is_on(kHook));
+    ASSERT_EQ(define_hook(), SPC_SUCCESS);
+    EXPECT_TRUE(spc_hook_is_on(kHook));
+    run_hook_site();
+    EXPECT_EQ(hook_runs.load(), 3);
+    ASSERT_EQ(spc_switch_off(kHookKey), SPC_SUCCESS);
+    EXPECT_FALSE(spc_hook_is_on(kHook));
+}
+
+TEST(Sites, HookDefinitionRefusesWhatIsNotAConsumer)
+{
+    const int counter = OMPI_SPC_SEND;
+    EXPECT_EQ(spc_hook_define(-1, &counter, 1), SPC_ERR_BAD_ID);
+    EXPECT_EQ(spc_hook_define(SPC_MAX_HOOKS, &counter, 1), SPC_ERR_BAD_ID);
+    const int not_consumers[] = {OMPI_SPC_NUM_COUNTERS, SPC_ANY_TIMER,
+                                 SPC_SWITCH_SITE_ID(SPC_NUM_SWITCHES), SPC_HOOK_SITE_ID(0)};
+    for (int id : not_consumers) {
+        EXPECT_EQ(spc_hook_define(0, &id, 1), SPC_ERR_BAD_ID) << id;
+    }
+    std::vector<int> too_many(SPC_MAX_HOOK_CONSUMERS + 1, OMPI_SPC_SEND);
+    EXPECT_EQ(spc_hook_define(0, too_many.data(), static_cast<int>(too_many.size())), SPC_ERR_BAD_ID);
+    EXPECT_EQ(spc_hook_define(0, nullptr, 1), SPC_ERR_BAD_ID);
+    EXPECT_FALSE(spc_hook_is_on(-1));
+    EXPECT_FALSE(spc_hook_is_on(SPC_MAX_HOOKS));
+}
+
+// 4 threads run counter C's site and a hook's; a fifth turns the hook's two
+// consumers on and off in turn, so its site is rewritten every step.
+TEST(Sites, PatchingAHookNeverDisturbsItsNeighbour)
+{
+    constexpr int kWorkers = 4, kToggles = 50000;
+    ASSERT_EQ(define_hook(), SPC_SUCCESS);
+    const uint64_t c_before = spc_read(kC), counted_before = spc_read(kHookCounter);
+    const int runs_before = hook_runs.load();
+    spc_counter_enable(kC);
+    std::atomic<bool> stop{false};
+    std::vector<uint64_t> rounds(kWorkers);
+    std::vector<std::thread> workers;
+    for (int w = 0; w < kWorkers; ++w) {
+        workers.emplace_back([&, w] { rounds[w] = run_counter_and_hook(stop); });
+    }
+    for (int toggle = 0; toggle < kToggles; ++toggle) {
+        spc_counter_enable(kHookCounter);   // on
+        spc_switch_on(kHookKey);            // on, two consumers
+        spc_counter_disable(kHookCounter);  // on, one
+        spc_switch_off(kHookKey);           // off
+    }
+    stop = true;
+    uint64_t total = 0;
+    for (int w = 0; w < kWorkers; ++w) {
+        workers[w].join();
+        total += rounds[w];
+    }
+    spc_counter_disable(kC);
+    EXPECT_EQ(spc_read(kC) - c_before, total) << "C's count must be exact";
+    EXPECT_LE(static_cast<uint64_t>(hook_runs.load() - runs_before), total);
+    EXPECT_LE(spc_read(kHookCounter) - counted_before, total);
+    EXPECT_FALSE(spc_hook_is_on(kHook));
+    std::printf("%s sites: %llu rounds, the hook ran %d times during %d toggles of its consumers\n",
+                patched() ? "patched" : "flag", static_cast<unsigned long long>(total),
+                hook_runs.load() - runs_before, kToggles);
 }
 
 TEST(Sites, PatchingOneCounterNeverDisturbsItsNeighbour)

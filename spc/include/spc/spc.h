@@ -9,6 +9,7 @@
  *   SPC_TIMER_STOP_COMM(&timer, ...)  the same, and to a communicator's counter
  *   SPC_LEVEL_ADD(id, delta)          move a LEVEL up or down
  *   SPC_SWITCHED(key, code)           run code while switch key is on
+ *   SPC_HOOK(hook, code)              run code while a consumer of hook is on
  * Compiled out (SPC_ENABLE 0) each is ((void)0) and evaluates nothing;
  * compiled in, one 5-byte site: a no-op while the counter is off (see
  * "Patched sites"), or a flag test; the update is inline code out of line,
@@ -204,7 +205,8 @@ uint64_t spc_timer_intervals(int id);
  * so the table needs no relocation. */
 struct spc_site {
     int32_t at;      /* the site's first byte, relative to this field */
-    int32_t target;  /* its update code, relative to this field */
+    int32_t target;  /* its update code's flag test (the flag kind), relative to this field */
+    int32_t on;      /* its update code past that test (a patched site that is on) */
     int32_t id, id2; /* on while either counter is on (id2 == id for one) */
 };
 #define SPC_ANY_TIMER (-1)  /* a site's id: on while any TIMER counter is */
@@ -229,6 +231,26 @@ extern unsigned char spc_switch_flags[SPC_NUM_SWITCHES];
 int spc_switch_on(int key);
 int spc_switch_off(int key);
 int spc_switch_is_on(int key);
+
+/* ---- Hooks: one site per code point ------------------------------------- */
+
+/* A hook is one code point that several consumers share (counters, a
+ * communicator's counters, MPI_T events, the events' safe point): one site,
+ * on while any of its consumers is on, whose code does the work of every
+ * consumer that is on, with the values it needs computed once.  A new
+ * feature at a code point adds a consumer to its hook, not a site.  A
+ * consumer is a counter id or SPC_SWITCH_SITE_ID(key); a hook's site id is
+ * SPC_HOOK_SITE_ID(hook), below every switch's. */
+enum { SPC_MAX_HOOKS = 64, SPC_MAX_HOOK_CONSUMERS = 16 };
+#define SPC_HOOK_SITE_ID(hook) (-100 - (hook))
+extern unsigned char spc_hook_flags[SPC_MAX_HOOKS];
+/* Sets hook's consumers (replacing those it had) and turns its sites on or
+ * off to match them.  SPC_ERR_BAD_ID for a hook outside
+ * 0..SPC_MAX_HOOKS-1, more than SPC_MAX_HOOK_CONSUMERS consumers, or a
+ * consumer that is neither a counter nor a switch. */
+int spc_hook_define(int hook, const int *consumers, int count);
+/* 1 while at least one consumer of hook is on. */
+int spc_hook_is_on(int hook);
 
 /* ---- Counters bound to communicators ------------------------------------ */
 
@@ -406,13 +428,16 @@ typedef struct spc_timer {
 
 #define SPC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define SPC_LIKELY(x) __builtin_expect(!!(x), 1)
+/* The update code is inline even where a hook's code uses it several
+ * times: a call would keep the site's values alive across it. */
+#define SPC_INLINE_ static inline __attribute__((always_inline))
 
-static inline int spc_enabled_(int id)
+SPC_INLINE_ int spc_enabled_(int id)
 {
     return __atomic_load_n(&spc_enabled_flags[id], __ATOMIC_RELAXED);
 }
 
-static inline uint64_t *spc_block_(void)
+SPC_INLINE_ uint64_t *spc_block_(void)
 {
     uint64_t *block = spc_thread_shard;
     if (SPC_UNLIKELY(block == NULL)) {
@@ -423,20 +448,20 @@ static inline uint64_t *spc_block_(void)
 
 /* Only the owning thread writes its block; the relaxed atomic store lets a
  * concurrent reader load it without a data race. */
-static inline void spc_block_add_(uint64_t *block, int slot, uint64_t n)
+SPC_INLINE_ void spc_block_add_(uint64_t *block, int slot, uint64_t n)
 {
     __atomic_store_n(&block[slot], __atomic_load_n(&block[slot], __ATOMIC_RELAXED) + n,
                      __ATOMIC_RELAXED);
 }
 
-static inline void spc_sharded_add_(int id, uint64_t n) { spc_block_add_(spc_block_(), id, n); }
+SPC_INLINE_ void spc_sharded_add_(int id, uint64_t n) { spc_block_add_(spc_block_(), id, n); }
 
-static inline void spc_atomic_add_(int id, uint64_t n)
+SPC_INLINE_ void spc_atomic_add_(int id, uint64_t n)
 {
     __atomic_fetch_add(&spc_shared[id].value, n, __ATOMIC_RELAXED);
 }
 
-static inline void spc_add_(int id, uint64_t n)
+SPC_INLINE_ void spc_add_(int id, uint64_t n)
 {
 #if SPC_STORAGE_ATOMIC
     spc_atomic_add_(id, n);
@@ -445,9 +470,9 @@ static inline void spc_add_(int id, uint64_t n)
 #endif
 }
 
-/* The update code behind a site tests the flag: at a patched site the jump
- * is only taken while the counter is on, but the flag kind relies on it. */
-static inline void spc_record_(int id, uint64_t n)
+/* n more of counter id if it is on: for code behind a site that serves
+ * more than one counter (a hook's, SPC_USER_OR_MPI's). */
+SPC_INLINE_ void spc_record_(int id, uint64_t n)
 {
     if (SPC_UNLIKELY(spc_enabled_(id))) {
         spc_add_(id, n);
@@ -456,7 +481,7 @@ static inline void spc_record_(int id, uint64_t n)
 
 /* Branching on the tag first leaves a constant id on each side, so each
  * flag test is one load at a fixed offset. */
-static inline void spc_user_or_mpi_(int tag, uint64_t n, int user_id, int mpi_id)
+SPC_INLINE_ void spc_user_or_mpi_(int tag, uint64_t n, int user_id, int mpi_id)
 {
     if (tag >= 0) {
         spc_record_(user_id, n);
@@ -569,12 +594,18 @@ static inline void spc_level_add_(int id, int64_t delta)
 #if SPC_SITES_PATCHED
 
 /* code runs out of line, behind one site of counters id and id2
- * (SPC_SITE_, spc/x86.h). */
-#define SPC_GUARDED_(id, id2, code)                   \
+ * (SPC_SITE_, spc/x86.h).  test, what the site's flags say, is evaluated
+ * only where the site is a jump in the flag kind: a patched site jumps past
+ * it, since it jumps only while on. */
+#define SPC_GUARDED_(id, id2, test, code)             \
     do {                                              \
-        __label__ spc_on_, spc_done_;                 \
-        SPC_SITE_(id, id2, spc_on_);                  \
+        __label__ spc_test_, spc_on_, spc_done_;      \
+        SPC_SITE_(id, id2, spc_test_, spc_on_);       \
         goto spc_done_;                               \
+    spc_test_: __attribute__((cold));                 \
+        if (!(test)) {                                \
+            goto spc_done_;                           \
+        }                                             \
     spc_on_: __attribute__((cold));                   \
         code;                                         \
     spc_done_:;                                       \
@@ -594,36 +625,46 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 
 #else /* flag kind, compiled: today's test of the flag in line */
 
-#define SPC_GUARDED_(id, id2, code) \
-    do {                            \
-        code;                       \
+#define SPC_GUARDED_(id, id2, test, code) \
+    do {                                  \
+        if (SPC_UNLIKELY(test)) {         \
+            code;                         \
+        }                                 \
     } while (0)
 
 #endif
 
-#define SPC_RECORD(id, n) SPC_GUARDED_(id, id, spc_record_((id), (uint64_t)(n)))
+/* A site of one counter is on exactly while the counter is: its code adds
+ * without testing the flag.  Sites of two counters, and timer sites, test in
+ * their code which counter is on. */
+#define SPC_RECORD(id, n) SPC_GUARDED_(id, id, spc_enabled_(id), spc_add_((id), (uint64_t)(n)))
 #define SPC_USER_OR_MPI(tag, n, user_id, mpi_id) \
-    SPC_GUARDED_(user_id, mpi_id, spc_user_or_mpi_((tag), (uint64_t)(n), (user_id), (mpi_id)))
+    SPC_GUARDED_(user_id, mpi_id, 1, spc_user_or_mpi_((tag), (uint64_t)(n), (user_id), (mpi_id)))
 /* Timer sites are on while any timer is (SPC_ANY_TIMER): a start may then
  * choose its counter at run time, and a stop adds to the one its start
  * named. */
 #define SPC_TIMER_START(id, timer)                                                    \
     do {                                                                              \
         (timer)->start = 0;                                                           \
-        SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, spc_timer_start_((id), (timer)));  \
+        SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, 1, spc_timer_start_((id), (timer))); \
     } while (0)
 #define SPC_TIMER_STOP(timer) \
-    SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, spc_timer_stop_(timer))
+    SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, 1, spc_timer_stop_(timer))
 /* The same stop, also adding to a communicator's counter comm_id the
  * intervals of timed_id (storage is evaluated only while timers are on). */
 #define SPC_TIMER_STOP_COMM(timer, timed_id, storage, comm_id) \
-    SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, spc_timer_stop_comm_((timer), (timed_id), (storage), (comm_id)))
+    SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, 1, spc_timer_stop_comm_((timer), (timed_id), (storage), (comm_id)))
 #define SPC_LEVEL_ADD(id, delta) spc_level_add_((id), (int64_t)(delta))
 /* code (statements, run only while switch key, a constant, is on) behind
  * one site. */
-#define SPC_SWITCHED(key, code)                                                                     \
-    SPC_GUARDED_(SPC_SWITCH_SITE_ID(key), SPC_SWITCH_SITE_ID(key),                                  \
-                 if (SPC_UNLIKELY(__atomic_load_n(&spc_switch_flags[key], __ATOMIC_RELAXED))) { code; })
+#define SPC_SWITCHED(key, code)                                                \
+    SPC_GUARDED_(SPC_SWITCH_SITE_ID(key), SPC_SWITCH_SITE_ID(key),             \
+                 __atomic_load_n(&spc_switch_flags[key], __ATOMIC_RELAXED), code)
+/* code (statements, run only while one of hook's consumers is on: it tests
+ * each consumer it serves, unless it has one) behind hook's one site. */
+#define SPC_HOOK(hook, code)                                                   \
+    SPC_GUARDED_(SPC_HOOK_SITE_ID(hook), SPC_HOOK_SITE_ID(hook),               \
+                 __atomic_load_n(&spc_hook_flags[hook], __ATOMIC_RELAXED), code)
 
 #else /* SPC compiled out */
 
@@ -634,6 +675,7 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 #define SPC_TIMER_STOP_COMM(timer, timed_id, storage, comm_id) ((void)0)
 #define SPC_LEVEL_ADD(id, delta) ((void)0)
 #define SPC_SWITCHED(key, code) ((void)0)
+#define SPC_HOOK(hook, code) ((void)0)
 
 #endif
 

@@ -20,17 +20,19 @@ static inline uint64_t spc_rdtsc_(void)
 
 #if SPC_SITES_PATCHED
 
-/* The site: a 5-byte jmp to the update code (flag kind), which sites.cc
- * patches into a 5-byte no-op while the counters are off.  ".p2align 6,,4"
- * pads only a site that would straddle a cache line, so that no patch ever
- * spans two lines.  Its entry in the spc_sites section: the site and its
- * target relative to the entry, then the counters (struct spc_site). */
-#define SPC_SITE_(id, id2, on)                                                              \
+/* The site: a 5-byte jmp to the update code's flag test (flag kind), which
+ * sites.cc patches into a 5-byte no-op while the site is off and into a jmp
+ * past the test (to `on`) while it is on: a patched site that jumps is on,
+ * so its code need not test the flag again.  ".p2align 6,,4" pads only a
+ * site that would straddle a cache line, so that no patch ever spans two
+ * lines.  Its entry in the spc_sites section: the site and its two targets
+ * relative to the entry, then its ids (struct spc_site). */
+#define SPC_SITE_(id, id2, test, on)                                                        \
     __asm__ goto(".p2align 6,,4\n"                                                          \
-                 "1: .byte 0xe9\n .long %l[" #on "] - 2f\n2:\n"                            \
+                 "1: .byte 0xe9\n .long %l[" #test "] - 2f\n2:\n"                          \
                  ".pushsection spc_sites,\"a\"\n .balign 4\n"                               \
-                 " .long 1b - ., %l[" #on "] - ., %c0, %c1\n .popsection"                  \
-                 : : "i"(id), "i"(id2) : : on)
+                 " .long 1b - ., %l[" #test "] - ., %l[" #on "] - ., %c0, %c1\n .popsection" \
+                 : : "i"(id), "i"(id2) : : test, on)
 
 #endif
 
