@@ -25,6 +25,7 @@
 #include "ompi/runtime/mpiruntime.h"
 #include "ompi/runtime/ompi_spc.h"
 #include "ompi/runtime/ompi_spc_events.h"
+#include "ompi/runtime/ompi_spc_hooks.h"
 #include "ompi/runtime/params.h"
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var_group.h"
@@ -34,6 +35,38 @@
 #if SPC_ENABLE
 #include "spc/spc_papi.h"
 #endif
+
+void ompi_spc_hooks_define(void)
+{
+    static const struct {
+        int hook;
+        int consumer;
+    } rows[] = {
+#define OMPI_SPC_HOOK_CONSUMER(name, consumer) {OMPI_SPC_HOOK_##name, consumer},
+#include "ompi/runtime/ompi_spc_hooks.def"
+    };
+    static const char *const names[] = {
+#define OMPI_SPC_HOOK_POINT(name, where) #name,
+#include "ompi/runtime/ompi_spc_hooks.def"
+    };
+    for (int hook = 0; hook < OMPI_SPC_NUM_HOOKS; ++hook) {
+        /* one too many is kept, so that spc_hook_define refuses the hook */
+        int consumers[SPC_MAX_HOOK_CONSUMERS + 1], count = 0;
+        for (size_t row = 0; row < sizeof rows / sizeof rows[0]; ++row) {
+            if (rows[row].hook == hook && count <= SPC_MAX_HOOK_CONSUMERS) {
+                consumers[count++] = rows[row].consumer;
+            }
+        }
+        if (SPC_SUCCESS != spc_hook_define(hook, consumers, count)) {
+            /* opal_output is not up yet: libmpi is still loading */
+            fprintf(stderr, "spc: hook %s: its consumers (ompi_spc_hooks.def) were refused; "
+                    "it stays off\n", names[hook]);
+        }
+    }
+}
+
+/* Before anything (MPI_T, mpi_spc_attach, PAPI) can turn a consumer on. */
+__attribute__((constructor)) static void define_hooks_at_load(void) { ompi_spc_hooks_define(); }
 
 /* What mpi_spc_attach chose (the core parsed it): its counters are on
  * until finalize. */
