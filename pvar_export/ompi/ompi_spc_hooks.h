@@ -24,7 +24,7 @@ enum ompi_spc_hook_id {
 #define OMPI_SPC_HOOK(name, code) SPC_HOOK(OMPI_SPC_HOOK_##name, code)
 
 /* Inside a hook's code: whether a consumer that is a switch is on. */
-#define OMPI_SPC_SWITCH_ON_(key) (0 != __atomic_load_n(&spc_switch_flags[key], __ATOMIC_RELAXED))
+#define OMPI_SPC_SWITCH_ON_(key) (0 != __atomic_load_n(&spc_flags_.switches[key], __ATOMIC_RELAXED))
 #define OMPI_SPC_COMM_ON() OMPI_SPC_SWITCH_ON_(SPC_SWITCH_COMM_COUNTERS)
 #define OMPI_SPC_EVENT_ON(id) OMPI_SPC_SWITCH_ON_(SPC_SWITCH_FIRST_EVENT + OMPI_SPC_EVENT_##id)
 #define OMPI_SPC_SAFE_POINT_ON() OMPI_SPC_SWITCH_ON_(SPC_SWITCH_FIRST_EVENT + OMPI_SPC_NUM_EVENTS)

@@ -14,7 +14,7 @@ unsigned switch_refs[SPC_NUM_SWITCHES];  // the same for switches
 
 bool valid_id(int id) { return id >= 0 && id < OMPI_SPC_NUM_COUNTERS; }
 
-void set_flag(int id, bool on) { __atomic_store_n(&spc_enabled_flags[id], on ? 1 : 0, __ATOMIC_RELAXED); }
+void set_flag(int id, bool on) { __atomic_store_n(&spc_flags_.counters[id], on ? 1 : 0, __ATOMIC_RELAXED); }
 
 std::string_view trim(std::string_view text)
 {
@@ -152,8 +152,6 @@ AttachList parse_attach_list(std::string_view list)
 
 }  // namespace spc
 
-unsigned char spc_switch_flags[SPC_NUM_SWITCHES];  // C linkage: spc.h declares it
-unsigned char spc_hook_flags[SPC_MAX_HOOKS];
 
 namespace {
 
@@ -163,8 +161,8 @@ bool is_switch_site(int id) { return id <= SPC_SWITCH_SITE_ID(0) && valid_key(SP
 
 bool consumer_on(int id)
 {
-    return is_switch_site(id) ? spc_switch_flags[SPC_SWITCH_SITE_ID(0) - id] != 0
-                              : spc_enabled_flags[id] != 0;
+    return is_switch_site(id) ? spc_flags_.switches[SPC_SWITCH_SITE_ID(0) - id] != 0
+                              : spc_flags_.counters[id] != 0;
 }
 
 struct Hook {
@@ -179,8 +177,8 @@ void follow_consumers(int hook, bool always)
 {
     const Hook &h = hooks[hook];
     const bool on = std::any_of(h.consumers, h.consumers + h.count, consumer_on);
-    if (always || on != (spc_hook_flags[hook] != 0)) {
-        __atomic_store_n(&spc_hook_flags[hook], on ? 1 : 0, __ATOMIC_RELAXED);
+    if (always || on != (spc_flags_.hooks[hook] != 0)) {
+        __atomic_store_n(&spc_flags_.hooks[hook], on ? 1 : 0, __ATOMIC_RELAXED);
         spc::sites_switch(SPC_HOOK_SITE_ID(hook));
     }
 }
@@ -236,7 +234,7 @@ int count_switch_reference(int key, bool on)
         return SPC_ERR_BAD_ID;
     }
     return count_reference(switch_refs[key], on, [key](bool state) {
-        __atomic_store_n(&spc_switch_flags[key], state ? 1 : 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&spc_flags_.switches[key], state ? 1 : 0, __ATOMIC_RELAXED);
         spc::sites_switch(SPC_SWITCH_SITE_ID(key));
         follow_consumer(SPC_SWITCH_SITE_ID(key));
     });
@@ -251,7 +249,7 @@ int spc_counter_disable(int id) { return count_counter_reference(id, false); }
 int spc_switch_on(int key) { return count_switch_reference(key, true); }
 int spc_switch_off(int key) { return count_switch_reference(key, false); }
 
-int spc_switch_is_on(int key) { return valid_key(key) && __atomic_load_n(&spc_switch_flags[key], __ATOMIC_RELAXED); }
+int spc_switch_is_on(int key) { return valid_key(key) && __atomic_load_n(&spc_flags_.switches[key], __ATOMIC_RELAXED); }
 
 int spc_hook_define(int hook, const int *consumers, int count)
 {
@@ -274,12 +272,12 @@ int spc_hook_define(int hook, const int *consumers, int count)
 
 int spc_hook_is_on(int hook)
 {
-    return hook >= 0 && hook < SPC_MAX_HOOKS && __atomic_load_n(&spc_hook_flags[hook], __ATOMIC_RELAXED);
+    return hook >= 0 && hook < SPC_MAX_HOOKS && __atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED);
 }
 
 int spc_counter_is_enabled(int id)
 {
-    return valid_id(id) && __atomic_load_n(&spc_enabled_flags[id], __ATOMIC_RELAXED);
+    return valid_id(id) && __atomic_load_n(&spc_flags_.counters[id], __ATOMIC_RELAXED);
 }
 
 int spc_attach_parse(const char *text, spc_attach_list *list, char *message, size_t message_size)

@@ -25,7 +25,8 @@ extern "C" {
 spc_level_pages spc_level_pages_;
 // The fast path's name for the level lines: the same bytes as spc_level_pages_.
 extern struct spc_shared_line spc_shared[OMPI_SPC_NUM_COUNTERS] __attribute__((alias("spc_level_pages_")));
-alignas(64) unsigned char spc_enabled_flags[OMPI_SPC_NUM_COUNTERS];
+// C linkage: spc.h declares it.  Timers time every interval until told otherwise.
+alignas(64) struct spc_flags spc_flags_ = {{}, {}, {}, 1};
 __thread uint64_t *spc_thread_shard __attribute__((tls_model("initial-exec"))) = nullptr;
 }
 

@@ -86,14 +86,13 @@ void spc_init(void) { ticks_per_second(); }
 
 double spc_ticks_per_second(void) { return static_cast<double>(ticks_per_second()); }
 
-unsigned spc_timer_sampling_ = 1;
 
 int spc_timer_sampling_set(unsigned n)
 {
     if (n == 0) {
         return SPC_ERR_BAD_ID;
     }
-    __atomic_store_n(&spc_timer_sampling_, n, __ATOMIC_RELAXED);
+    __atomic_store_n(&spc_flags_.timer_sampling, n, __ATOMIC_RELAXED);
     // The caller's next interval is timed; other threads take the new n at
     // their next timed interval.
     if (spc_thread_shard != nullptr) {
@@ -102,7 +101,7 @@ int spc_timer_sampling_set(unsigned n)
     return SPC_SUCCESS;
 }
 
-unsigned spc_timer_sampling(void) { return __atomic_load_n(&spc_timer_sampling_, __ATOMIC_RELAXED); }
+unsigned spc_timer_sampling(void) { return __atomic_load_n(&spc_flags_.timer_sampling, __ATOMIC_RELAXED); }
 
 // Uniform in [n - s, n + s], s = n/8 rounded up: the mean is n, so sums
 // scaled by n are unbiased, and the jitter keeps the timed intervals from

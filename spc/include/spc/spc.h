@@ -223,7 +223,6 @@ enum spc_switch_key {
     SPC_NUM_SWITCHES = 64
 };
 #define SPC_SWITCH_SITE_ID(key) (-2 - (key))
-extern unsigned char spc_switch_flags[SPC_NUM_SWITCHES];
 /* Reference counted like spc_counter_enable: a switch is on while at least
  * one spc_switch_on is not matched by a spc_switch_off.  SPC_ERR_BAD_ID for
  * a key outside 0..SPC_NUM_SWITCHES-1, SPC_ERR_NOT_ENABLED for an off
@@ -243,7 +242,6 @@ int spc_switch_is_on(int key);
  * SPC_HOOK_SITE_ID(hook), below every switch's. */
 enum { SPC_MAX_HOOKS = 64, SPC_MAX_HOOK_CONSUMERS = 16 };
 #define SPC_HOOK_SITE_ID(hook) (-100 - (hook))
-extern unsigned char spc_hook_flags[SPC_MAX_HOOKS];
 /* Sets hook's consumers (replacing those it had) and turns its sites on or
  * off to match them.  SPC_ERR_BAD_ID for a hook outside
  * 0..SPC_MAX_HOOKS-1, more than SPC_MAX_HOOK_CONSUMERS consumers, or a
@@ -251,6 +249,17 @@ extern unsigned char spc_hook_flags[SPC_MAX_HOOKS];
 int spc_hook_define(int hook, const int *consumers, int count);
 /* 1 while at least one consumer of hook is on. */
 int spc_hook_is_on(int hook);
+
+/* Every flag the update code tests, in one object, so that code in another
+ * shared object (libmpi) reaches them all through one GOT entry however
+ * many a hook's code tests.  Written by the core only. */
+struct spc_flags {
+    unsigned char counters[OMPI_SPC_NUM_COUNTERS];  /* counter id is on */
+    unsigned char switches[SPC_NUM_SWITCHES];       /* switch key is on */
+    unsigned char hooks[SPC_MAX_HOOKS];             /* a consumer of hook is on */
+    unsigned timer_sampling;                        /* spc_timer_sampling() */
+};
+extern struct spc_flags spc_flags_;
 
 /* ---- Counters bound to communicators ------------------------------------ */
 
@@ -389,8 +398,6 @@ struct __attribute__((aligned(64))) spc_shared_line {
 };
 
 extern struct spc_shared_line spc_shared[OMPI_SPC_NUM_COUNTERS];
-extern unsigned char spc_enabled_flags[OMPI_SPC_NUM_COUNTERS];
-extern unsigned spc_timer_sampling_;
 
 /* A thread's block: its counters (sharded mode), then per TIMER the number
  * of intervals it timed (SPC_TIMED_<id>), then its sampling state. */
@@ -434,7 +441,7 @@ typedef struct spc_timer {
 
 SPC_INLINE_ int spc_enabled_(int id)
 {
-    return __atomic_load_n(&spc_enabled_flags[id], __ATOMIC_RELAXED);
+    return __atomic_load_n(&spc_flags_.counters[id], __ATOMIC_RELAXED);
 }
 
 SPC_INLINE_ uint64_t *spc_block_(void)
@@ -534,7 +541,7 @@ static inline int spc_timer_sampled_(int id)
 static inline void spc_timer_start_(int id, spc_timer_t *timer)
 {
     if (SPC_UNLIKELY(spc_enabled_(id)) &&
-        (SPC_LIKELY(spc_timer_sampling_ == 1) || spc_timer_sampled_(id))) {
+        (SPC_LIKELY(spc_flags_.timer_sampling == 1) || spc_timer_sampled_(id))) {
         timer->id = id;
         timer->start = SPC_TIMER_CLOCK_();
     }
@@ -558,7 +565,7 @@ static inline void spc_timer_stop_comm_(spc_timer_t *timer, int timed_id, struct
         const uint64_t elapsed = SPC_TIMER_CLOCK_() - timer->start;
         spc_add_(timer->id, elapsed);
         if (timer->id == timed_id &&
-            __atomic_load_n(&spc_switch_flags[SPC_SWITCH_COMM_COUNTERS], __ATOMIC_RELAXED)) {
+            __atomic_load_n(&spc_flags_.switches[SPC_SWITCH_COMM_COUNTERS], __ATOMIC_RELAXED)) {
             spc_comm_add(comm, comm_id, elapsed);
         }
         timer->start = 0;
@@ -659,12 +666,12 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
  * one site. */
 #define SPC_SWITCHED(key, code)                                                \
     SPC_GUARDED_(SPC_SWITCH_SITE_ID(key), SPC_SWITCH_SITE_ID(key),             \
-                 __atomic_load_n(&spc_switch_flags[key], __ATOMIC_RELAXED), code)
+                 __atomic_load_n(&spc_flags_.switches[key], __ATOMIC_RELAXED), code)
 /* code (statements, run only while one of hook's consumers is on: it tests
  * each consumer it serves, unless it has one) behind hook's one site. */
 #define SPC_HOOK(hook, code)                                                   \
     SPC_GUARDED_(SPC_HOOK_SITE_ID(hook), SPC_HOOK_SITE_ID(hook),               \
-                 __atomic_load_n(&spc_hook_flags[hook], __ATOMIC_RELAXED), code)
+                 __atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED), code)
 
 #else /* SPC compiled out */
 
