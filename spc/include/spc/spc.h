@@ -34,6 +34,11 @@
 extern "C" {
 #endif
 
+/* The update code is inline even where a hook's code uses it several
+ * times: a call would keep the site's values alive across it, and cost a
+ * call and a return on the taken path. */
+#define SPC_INLINE_ static inline __attribute__((always_inline))
+
 /* ---- The catalogue ------------------------------------------------------ */
 
 typedef enum spc_counter_id {
@@ -302,7 +307,7 @@ typedef struct spc_histogram_info {
 
 extern const spc_histogram_info spc_histogram_infos[SPC_NUM_HISTOGRAMS];
 
-static inline int spc_histogram_bin(uint64_t bytes)
+SPC_INLINE_ int spc_histogram_bin(uint64_t bytes)
 {
     return 0 == bytes ? 0 : 64 - __builtin_clzll(bytes);
 }
@@ -345,7 +350,7 @@ void spc_comm_read_peers(const struct spc_comm *comm, int id, uint64_t *values);
 /* Copies histogram id of comm, or the process-wide one if comm is NULL. */
 void spc_histogram_read(const struct spc_comm *comm, int id, uint64_t values[SPC_HISTOGRAM_BINS]);
 
-static inline void spc_comm_add(struct spc_comm *comm, int id, uint64_t n)
+SPC_INLINE_ void spc_comm_add(struct spc_comm *comm, int id, uint64_t n)
 {
     if (NULL != comm) {
         __atomic_fetch_add(&comm->value[id], n, __ATOMIC_RELAXED);
@@ -354,7 +359,7 @@ static inline void spc_comm_add(struct spc_comm *comm, int id, uint64_t n)
 
 /* One message of bytes bytes in histogram id, process-wide and of comm
  * (if not NULL). */
-static inline void spc_histogram_add(struct spc_comm *comm, int id, uint64_t bytes)
+SPC_INLINE_ void spc_histogram_add(struct spc_comm *comm, int id, uint64_t bytes)
 {
     int bin = spc_histogram_bin(bytes);
     __atomic_fetch_add(&spc_histograms[id][bin], 1, __ATOMIC_RELAXED);
@@ -365,7 +370,7 @@ static inline void spc_histogram_add(struct spc_comm *comm, int id, uint64_t byt
 
 /* n more of peer array id for rank (ignored outside 0..peers-1, e.g. a
  * wildcard source not yet matched). */
-static inline void spc_comm_add_peer(struct spc_comm *comm, int id, int rank, uint64_t n)
+SPC_INLINE_ void spc_comm_add_peer(struct spc_comm *comm, int id, int rank, uint64_t n)
 {
     if (NULL != comm && (unsigned)rank < (unsigned)comm->peers) {
         __atomic_fetch_add(&comm->peer[(size_t)id * (size_t)comm->peers + (size_t)rank], n,
@@ -435,9 +440,6 @@ typedef struct spc_timer {
 
 #define SPC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define SPC_LIKELY(x) __builtin_expect(!!(x), 1)
-/* The update code is inline even where a hook's code uses it several
- * times: a call would keep the site's values alive across it. */
-#define SPC_INLINE_ static inline __attribute__((always_inline))
 
 SPC_INLINE_ int spc_enabled_(int id)
 {
@@ -506,7 +508,7 @@ SPC_INLINE_ void spc_user_or_mpi_(int tag, uint64_t n, int user_id, int mpi_id)
  * skips a timer at 0, so a counter turned on between the two adds nothing. */
 /* The block slot that counts the intervals timer id timed (folds to a
  * constant for a constant id). */
-static inline int spc_timed_slot_(int id)
+SPC_INLINE_ int spc_timed_slot_(int id)
 {
     switch (id) {
 #define SPC_STAT(name, kind, unit, category, verbosity, description) SPC_TIMED_CASE_##kind##_(name)
@@ -525,7 +527,7 @@ static inline int spc_timed_slot_(int id)
 /* Whether a sampled timer id times this interval (and counts it if so): a
  * countdown in the thread's block, reset to a random gap when it runs out
  * (0 on a fresh block). */
-static inline int spc_timer_sampled_(int id)
+SPC_INLINE_ int spc_timer_sampled_(int id)
 {
     uint64_t *block = spc_block_();
     uint64_t left = block[SPC_BLOCK_COUNTDOWN];
@@ -538,7 +540,7 @@ static inline int spc_timer_sampled_(int id)
     return 1;
 }
 
-static inline void spc_timer_start_(int id, spc_timer_t *timer)
+SPC_INLINE_ void spc_timer_start_(int id, spc_timer_t *timer)
 {
     if (SPC_UNLIKELY(spc_enabled_(id)) &&
         (SPC_LIKELY(spc_flags_.timer_sampling == 1) || spc_timer_sampled_(id))) {
@@ -548,7 +550,7 @@ static inline void spc_timer_start_(int id, spc_timer_t *timer)
 }
 
 
-static inline void spc_timer_stop_(spc_timer_t *timer)
+SPC_INLINE_ void spc_timer_stop_(spc_timer_t *timer)
 {
     if (SPC_UNLIKELY(timer->start != 0)) {
         spc_add_(timer->id, SPC_TIMER_CLOCK_() - timer->start);
@@ -559,7 +561,7 @@ static inline void spc_timer_stop_(spc_timer_t *timer)
 /* SPC_TIMER_STOP that also adds the interval to counter comm_id of a
  * communicator's storage (NULL: none) when the timer timed counter timed_id
  * and communicator counters are on. */
-static inline void spc_timer_stop_comm_(spc_timer_t *timer, int timed_id, struct spc_comm *comm, int comm_id)
+SPC_INLINE_ void spc_timer_stop_comm_(spc_timer_t *timer, int timed_id, struct spc_comm *comm, int comm_id)
 {
     if (SPC_UNLIKELY(timer->start != 0)) {
         const uint64_t elapsed = SPC_TIMER_CLOCK_() - timer->start;
