@@ -3,8 +3,13 @@
  * callback that does nothing, loaded with LD_PRELOAD into an unchanged
  * program: what events cost a message when somebody listens, apart from
  * what a real tool does with them (netpipe_runs/event_cost.py runs it).
+ * SPC_LISTEN_EVENT=NAME listens to that one event only (its MPI_T name,
+ * e.g. ompi_pml_ob1_unexpected_insert); a name MPI_T does not know is an
+ * error at MPI_Init.
  */
 #include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 static void ignore(MPI_T_event_instance instance, MPI_T_event_registration registration,
                    MPI_T_cb_safety safety, void *user_data)
@@ -14,11 +19,19 @@ static void ignore(MPI_T_event_instance instance, MPI_T_event_registration regis
 
 int MPI_Init(int *argc, char ***argv)
 {
-    int rc = PMPI_Init(argc, argv), provided, num = 0;
+    int rc = PMPI_Init(argc, argv), provided, num = 0, first = 0;
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_T_event_get_num(&num);
+    const char *only = getenv("SPC_LISTEN_EVENT");
+    if (NULL != only && '\0' != only[0]) {
+        if (MPI_SUCCESS != MPI_T_event_get_index(only, &first)) {
+            fprintf(stderr, "event_listener: SPC_LISTEN_EVENT=%s: no such MPI_T event\n", only);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        num = first + 1;
+    }
     MPI_Comm world = MPI_COMM_WORLD;
-    for (int event = 0; event < num; ++event) {
+    for (int event = first; event < num; ++event) {
         MPI_T_event_registration registration;
         if (MPI_SUCCESS == MPI_T_event_handle_alloc(event, &world, MPI_INFO_NULL, &registration)) {
             MPI_T_event_register_callback(registration, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, NULL,
