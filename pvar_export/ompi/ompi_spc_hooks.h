@@ -23,7 +23,9 @@ enum ompi_spc_hook_id {
 /* code behind hook OMPI_SPC_HOOK_<name>'s one site. */
 #define OMPI_SPC_HOOK(name, code) SPC_HOOK(OMPI_SPC_HOOK_##name, code)
 
-/* Inside a hook's code: whether a consumer that is a switch is on. */
+/* Inside a hook's code: whether one of hook NAME's consumers that is a
+ * switch is on (one test for them all), and whether one of them is. */
+#define OMPI_SPC_HOOK_SWITCHES_ON(name) SPC_HOOK_SWITCHES_ON(OMPI_SPC_HOOK_##name)
 #define OMPI_SPC_SWITCH_ON_(key) (0 != __atomic_load_n(&spc_flags_.switches[key], __ATOMIC_RELAXED))
 #define OMPI_SPC_COMM_ON() OMPI_SPC_SWITCH_ON_(SPC_SWITCH_COMM_COUNTERS)
 #define OMPI_SPC_EVENT_ON(id) OMPI_SPC_SWITCH_ON_(SPC_SWITCH_FIRST_EVENT + OMPI_SPC_EVENT_##id)
@@ -38,14 +40,16 @@ void ompi_spc_hooks_define(void);
  * counter comm_id (if comm is a communicator: the call's checks come
  * after), and the events' safe point. */
 static inline __attribute__((always_inline)) void
-ompi_spc_mpi_entry(ompi_communicator_t *comm, int counter, int comm_id)
+ompi_spc_mpi_entry(int hook, ompi_communicator_t *comm, int counter, int comm_id)
 {
     spc_record_(counter, 1);
-    if (OMPI_SPC_COMM_ON() && !ompi_comm_invalid(comm)) {
-        ompi_spc_comm_record(comm, comm_id, 1);
-    }
-    if (OMPI_SPC_SAFE_POINT_ON()) {
-        spc_ev_safe_point();
+    if (SPC_HOOK_SWITCHES_ON(hook)) {
+        if (OMPI_SPC_COMM_ON() && !ompi_comm_invalid(comm)) {
+            ompi_spc_comm_record(comm, comm_id, 1);
+        }
+        if (OMPI_SPC_SAFE_POINT_ON()) {
+            spc_ev_safe_point();
+        }
     }
 }
 #endif

@@ -177,6 +177,10 @@ void follow_consumers(int hook, bool always)
 {
     const Hook &h = hooks[hook];
     const bool on = std::any_of(h.consumers, h.consumers + h.count, consumer_on);
+    const bool switches = std::any_of(h.consumers, h.consumers + h.count,
+                                      [](int id) { return is_switch_site(id) && consumer_on(id); });
+    // Before the site is turned on, and so seen by every thread that jumps.
+    __atomic_store_n(&spc_flags_.hook_switches[hook], switches ? 1 : 0, __ATOMIC_RELAXED);
     if (always || on != (spc_flags_.hooks[hook] != 0)) {
         __atomic_store_n(&spc_flags_.hooks[hook], on ? 1 : 0, __ATOMIC_RELAXED);
         spc::sites_switch(SPC_HOOK_SITE_ID(hook));

@@ -202,12 +202,16 @@ TEST(Sites, HookSiteIsOnWhileAnyConsumerIs)
         << "patched: past the flag test; flag kind: to it";
 #endif
     run_hook_site();                          // counter on
+    EXPECT_FALSE(SPC_HOOK_SWITCHES_ON(kHook)) << "only a counter is on";
     ASSERT_EQ(spc_switch_on(kHookKey), SPC_SUCCESS);
+    EXPECT_TRUE(SPC_HOOK_SWITCHES_ON(kHook));
     ASSERT_EQ(spc_counter_disable(kHookCounter), SPC_SUCCESS);
     run_hook_site();                          // switch on, counter off
     EXPECT_TRUE(spc_hook_is_on(kHook));
+    EXPECT_TRUE(SPC_HOOK_SWITCHES_ON(kHook));
     ASSERT_EQ(spc_switch_off(kHookKey), SPC_SUCCESS);
     EXPECT_FALSE(spc_hook_is_on(kHook));
+    EXPECT_FALSE(SPC_HOOK_SWITCHES_ON(kHook));
     run_hook_site();                          // both off
     EXPECT_EQ(hook_runs.load(), 2);
     EXPECT_EQ(spc_read(kHookCounter) - counted, 1u) << "the code adds only while the counter is on";

@@ -254,6 +254,11 @@ enum { SPC_MAX_HOOKS = 64, SPC_MAX_HOOK_CONSUMERS = 16 };
 int spc_hook_define(int hook, const int *consumers, int count);
 /* 1 while at least one consumer of hook is on. */
 int spc_hook_is_on(int hook);
+/* Inside a hook's code: whether one of its consumers that is a switch is
+ * on, so that code tests its counters one by one but its switched
+ * consumers (each a call) only behind this one test. */
+#define SPC_HOOK_SWITCHES_ON(hook) \
+    __builtin_expect(__atomic_load_n(&spc_flags_.hook_switches[hook], __ATOMIC_RELAXED) != 0, 0)
 
 /* Every flag the update code tests, in one object, so that code in another
  * shared object (libmpi) reaches them all through one GOT entry however
@@ -262,6 +267,7 @@ struct spc_flags {
     unsigned char counters[OMPI_SPC_NUM_COUNTERS];  /* counter id is on */
     unsigned char switches[SPC_NUM_SWITCHES];       /* switch key is on */
     unsigned char hooks[SPC_MAX_HOOKS];             /* a consumer of hook is on */
+    unsigned char hook_switches[SPC_MAX_HOOKS];     /* a consumer of hook that is a switch is on */
     unsigned timer_sampling;                        /* spc_timer_sampling() */
 };
 extern struct spc_flags spc_flags_;

@@ -1,0 +1,251 @@
+"""The fast path's instruction budget: callgrind's instructions per 1-byte
+shared-memory message of the spc build (PMPI_Send and the receive match,
+each inclusive of what it calls), off, all on with the exact timer and all
+on with timers sampled,
+against the budget committed in netpipe_runs/instruction_budget.json.
+Instruction counts repeat to the instruction, so this is a test, not a
+benchmark; the compiled-out figures the budget is set over are in that file
+(they move only with Open MPI itself), so the check needs no second Open MPI
+build.
+
+  check   measure and fail if a configuration is over its budget, printing
+          per function what grew since the profile recorded in the file;
+          first shows, on planted profiles, that it reports an excess and the
+          function that grew, and that "all on" costs more than "off"
+  record  measure and write the profile and the budgets into the file (after
+          a change meant to cost or save, said in its commit)
+  table   measure, also each consumer alone and the compiled-out build, and
+          print the markdown tables of the README: per configuration, and per
+          function what off adds to compiled out and each configuration to off
+
+usage: python3 -m netpipe_runs.instruction_budget check|record --mpirun MPIRUN --program PINGPONG
+       python3 -m netpipe_runs.instruction_budget table --mpirun MPIRUN --program PINGPONG
+           --compiled-out-mpirun MPIRUN --compiled-out-program PINGPONG --listener LIBEVENT_LISTENER
+           --upstream-mpirun MPIRUN --upstream-program PINGPONG"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from netpipe_runs import callgrind_counts, study
+
+BUDGET_FILE = os.path.join(study.REPO, "netpipe_runs", "instruction_budget.json")
+# What each configuration turns on from MPI_Init (mpi_spc_attach and others).
+CONFIGURATIONS = {
+    "off": (),
+    "all": (("mpi_spc_attach", "all"),),
+    "all-sampled": (("mpi_spc_attach", "all"),) + study.SAMPLED,
+}
+BUDGETED = tuple(CONFIGURATIONS)
+# Each consumer alone (table): (name, MCA pairs, environment).
+CONSUMERS = {
+    "the ping-pong's counters (Table 4) but MATCH_TIME": (
+        (("mpi_spc_attach", study.attach_list(study.configuration("ours-table4-no-match"))),), False),
+    "MATCH_TIME alone": ((("mpi_spc_attach", study.attach_list(study.configuration("ours-match-time"))),),
+                         False),
+    "communicator counters (traffic)": ((("mpi_spc_attach", "traffic"),), False),
+    "one unexpected_insert event handle": ((), True),
+}
+# The event the listener subscribes to in that configuration.
+LISTENED_EVENT = {"SPC_LISTEN_EVENT": "ompi_pml_ob1_unexpected_insert"}
+# Growth below this (per message) is rounding, not a change.
+EPSILON = 0.05
+
+
+def function_profile(callgrind_file, inclusive=True):
+    """{function: inclusive (or self) instructions} of one callgrind file."""
+    text = subprocess.run(["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}",
+                           "--threshold=100", callgrind_file],
+                          check=True, capture_output=True, text=True).stdout
+    profile = {}
+    for line in text.splitlines():
+        match = re.match(r"^\s*([\d,]+)\s+\([^)]*\)\s+\S+:(\S+)", line) or \
+            re.match(r"^\s*([\d,]+)\s+\S+:(\S+)", line)
+        if match and match.group(2) not in profile:
+            profile[match.group(2)] = int(match.group(1).replace(",", ""))
+    return profile
+
+
+def per_message(profiles, messages):
+    """{function: mean over the ranks' profiles, per message}."""
+    return {name: round(sum(p.get(name, 0) for p in profiles) / len(profiles) / messages, 2)
+            for name in set().union(*profiles)}
+
+
+def measure(mpirun, program, mca, messages, preload=None, environment=None):
+    """Per message, mean over the two ranks: {"send", "match", "functions"
+    (inclusive), "self"}; preload: a library each rank preloads."""
+    with tempfile.TemporaryDirectory() as scratch:
+        pattern = os.path.join(scratch, "rank%q{OMPI_COMM_WORLD_RANK}.callgrind")
+        command = [mpirun, "-np", "2", "--bind-to", "core", "--mca", "btl", "self,vader"]
+        for name, value in mca:
+            command += ["--mca", name, value]
+        env = dict(os.environ, **study.MPI_ENV, **(environment or {}))
+        for name in environment or {}:
+            command += ["-x", name]
+        if preload:
+            command += ["-x", "LD_PRELOAD=" + preload]
+        command += callgrind_counts.valgrind(callgrind_counts.FUNCTIONS, pattern) + [program, str(messages)]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+        if result.returncode != 0:
+            raise SystemExit(f"instruction_budget: {' '.join(command)} failed ({result.returncode}):\n"
+                             + result.stdout + result.stderr)
+        files = [pattern.replace("%q{OMPI_COMM_WORLD_RANK}", str(rank)) for rank in callgrind_counts.RANKS]
+        functions = per_message([function_profile(f) for f in files], messages)
+        own = per_message([function_profile(f, inclusive=False) for f in files], messages)
+    measured = {key: functions.get(function, 0.0) for key, function in callgrind_counts.FUNCTIONS.items()}
+    missing = [f for f in callgrind_counts.FUNCTIONS.values() if f not in functions]
+    if missing:
+        raise SystemExit(f"instruction_budget: callgrind saw no {', '.join(missing)}: nothing was measured")
+    return dict(measured, functions=functions, self=own)
+
+
+def over(measured, compiled_out):
+    """Instructions per message over the compiled-out build, send plus match."""
+    return round(measured["send"] + measured["match"] - compiled_out["send"] - compiled_out["match"], 2)
+
+
+def growth_table(now, recorded):
+    """Markdown rows of the functions whose count per message grew."""
+    rows = []
+    for name, value in now["functions"].items():
+        before = recorded.get("functions", {}).get(name, 0.0)
+        if value - before > EPSILON:
+            rows.append((value - before, name, before, value))
+    rows.sort(reverse=True)
+    lines = ["| function (inclusive) | recorded | now | grew |", "|---|---:|---:|---:|"]
+    lines += [f"| {name} | {before:.2f} | {value:.2f} | {grew:+.2f} |" for grew, name, before, value in rows]
+    return "\n".join(lines) if rows else "(no function grew: a function new to the path? see the totals)"
+
+
+def judge(name, now, budget):
+    """(ok, text) for configuration name against the budget file's content."""
+    extra = over(now, budget["compiled_out"])
+    allowed = budget["budget"][name]
+    goal = budget["goals"][name]
+    text = (f"{name}: send {now['send']:.2f} + match {now['match']:.2f} instructions per message, "
+            f"{extra:+.2f} over compiled out (budget {allowed:+.2f}; goal {goal:+g}: "
+            f"{'met' if extra <= goal + EPSILON else 'not met'})")
+    if extra <= allowed + EPSILON:
+        return True, text
+    return False, text + "\nover budget; what grew since the recorded profile:\n" + \
+        growth_table(now, budget["profile"].get(name, {}))
+
+
+def controls(measured, budget):
+    """The check must see what it looks for: an excess planted in a copy of
+    the budget is reported with the function that grew, and the counters
+    turned on cost instructions (else the attach did not take)."""
+    failures = []
+    planted = json.loads(json.dumps(budget))
+    planted["budget"]["off"] = over(measured["off"], budget["compiled_out"]) - 1
+    function = callgrind_counts.FUNCTIONS["send"]
+    planted["profile"]["off"] = {"functions": dict(measured["off"]["functions"])}
+    planted["profile"]["off"]["functions"][function] -= 1
+    ok, text = judge("off", measured["off"], planted)
+    if ok or function not in text:
+        failures.append("control: an excess of 1 instruction and the function that grew were not reported:\n"
+                        + text)
+    if over(measured["all"], budget["compiled_out"]) <= over(measured["off"], budget["compiled_out"]):
+        failures.append("control: all on costs no more than off: the counters did not count")
+    return failures
+
+
+def self_table(rows):
+    """Markdown: per function, the self instructions per message each column
+    adds to the one before it.  rows: [(label, measured)], the first the
+    reference."""
+    names = sorted(set().union(*(m["self"] for _, m in rows)))
+    header = "| function (self) | " + " | ".join(label for label, _ in rows) + " |"
+    lines = [header, "|---" * (len(rows) + 1) + "|"]
+    for name in names:
+        values = [m["self"].get(name, 0.0) for _, m in rows]
+        if max(abs(v - values[0]) for v in values) < EPSILON:
+            continue
+        cells = [f"{values[0]:.1f}"] + [f"{v - values[0]:+.1f}" for v in values[1:]]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def table(args, budget):
+    """The README's tables, every configuration measured in this one run."""
+    compiled_out = measure(args.compiled_out_mpirun, args.compiled_out_program, (), budget["messages"])
+    rows = [("compiled out", compiled_out)]
+    for name, mca in CONFIGURATIONS.items():
+        rows.append((name, measure(args.mpirun, args.program, mca, budget["messages"])))
+    for name, (mca, listens) in CONSUMERS.items():
+        rows.append((name, measure(args.mpirun, args.program, mca, budget["messages"],
+                                   preload=args.listener if listens else None,
+                                   environment=LISTENED_EVENT if listens else None)))
+    upstream = [(f"upstream {name}", measure(args.upstream_mpirun, args.upstream_program, mca, budget["messages"]))
+                for name, mca in CONFIGURATIONS.items() if name != "all-sampled"]
+    base = {"send": compiled_out["send"], "match": compiled_out["match"]}
+    print("| configuration | PMPI_Send | receive match | send + match over compiled out |")
+    print("|---|---:|---:|---:|")
+    for label, m in rows + upstream:
+        print(f"| {label} | {m['send']:.1f} | {m['match']:.1f} | {over(m, base):+.1f} |")
+    print()
+    print(self_table([rows[0], rows[1]]))
+    print()
+    print(self_table(rows[1:]))
+
+
+def main():
+    parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.instruction_budget",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=("check", "record", "table"))
+    parser.add_argument("--mpirun", required=True, help="the spc build's mpirun")
+    parser.add_argument("--program", required=True, help="bench/pingpong.c built against that build")
+    parser.add_argument("--compiled-out-mpirun", help="table: the nospc build's mpirun")
+    parser.add_argument("--compiled-out-program", help="table: bench/pingpong.c built against it")
+    parser.add_argument("--listener", help="table: bench/event_listener.c built as a shared library")
+    parser.add_argument("--upstream-mpirun", help="table: the upstream build's mpirun")
+    parser.add_argument("--upstream-program", help="table: bench/pingpong.c built against it")
+    args = parser.parse_args()
+    paths = [args.mpirun, args.program]
+    if args.command == "table":
+        extra = [args.compiled_out_mpirun, args.compiled_out_program, args.listener, args.upstream_mpirun,
+                 args.upstream_program]
+        if None in extra:
+            parser.error("table needs --compiled-out-mpirun, --compiled-out-program, --listener, "
+                         "--upstream-mpirun and --upstream-program")
+        paths += extra
+    for path in paths:
+        if not os.path.isfile(path):
+            parser.error(f"{path}: no such file")
+    with open(BUDGET_FILE) as f:
+        budget = json.load(f)
+    if args.command == "table":
+        table(args, budget)
+        return
+    measured = {name: measure(args.mpirun, args.program, mca, budget["messages"])
+                for name, mca in CONFIGURATIONS.items()}
+    if args.command == "record":
+        for name in CONFIGURATIONS:
+            budget["profile"][name] = measured[name]
+        for name in BUDGETED:
+            budget["budget"][name] = over(measured[name], budget["compiled_out"])
+        with open(BUDGET_FILE, "w") as f:
+            json.dump(budget, f, indent=1, sort_keys=True)
+            f.write("\n")
+        print(f"recorded into {BUDGET_FILE}")
+    failures = controls(measured, budget)
+    for name in CONFIGURATIONS:
+        if name in BUDGETED:
+            ok, text = judge(name, measured[name], budget)
+            print(text)
+            if not ok:
+                failures.append(f"{name} is over its budget")
+        else:
+            print(f"{name}: send {measured[name]['send']:.2f} + match {measured[name]['match']:.2f}, "
+                  f"{over(measured[name], budget['compiled_out']):+.2f} over compiled out (not budgeted)")
+    for failure in failures:
+        print("FAIL:", failure)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
