@@ -62,7 +62,7 @@ DESCRIPTION
     folder: the file of a rank whose process is gone (killed, cancelled)
     is removed, and with --pushgateway the final values of a job's ranks on
     this node (kept with --mca mpi_spc_live_keep 1) are pushed once to a
-    Prometheus Pushgateway, under the grouping key job="ompi_spc",
+    Prometheus Pushgateway, under the grouping key job="ompi_spc_final",
     jobid, mpi_jobid and node, and their files removed once pushed.
 
     Each scrape maps every rank's file read-only and sums its threads: the
@@ -443,7 +443,7 @@ private:
             }
         }
         const spc_live::Segment &first = *ranks.front();
-        const std::string path = "/metrics/job/ompi_spc" + group_label("jobid", first.site_jobid()) +
+        const std::string path = "/metrics/job/ompi_spc_final" + group_label("jobid", first.site_jobid()) +
                                  group_label("mpi_jobid", first.jobid()) + group_label("node", first.node());
         httplib::Client client(o_.push_host, o_.push_port);
         client.set_connection_timeout(2);
