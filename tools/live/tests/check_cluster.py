@@ -600,8 +600,11 @@ def bad(args):
     first = Exporter(args, live, f"127.0.0.1:{port}", [], ["--sweep", "0"])
     job = None
     try:
-        second = subprocess.run([args.exporter, "--listen", f"127.0.0.1:{port}", "--dir", live],
-                                capture_output=True, text=True, timeout=10)
+        try:
+            second = subprocess.run([args.exporter, "--listen", f"127.0.0.1:{port}", "--dir", live],
+                                    capture_output=True, text=True, timeout=10)
+        except subprocess.TimeoutExpired:  # it listens too (SO_REUSEPORT) and serves: killed by run()
+            second = subprocess.CompletedProcess([], -1, "", "still serving after 10 s")
         check(second.returncode == 1 and "Address already in use" in second.stderr
               and "another spc-exporter" in second.stderr,
               f"a second exporter on port {port} says so and exits 1 ({second.returncode}: {second.stderr.strip()})")
