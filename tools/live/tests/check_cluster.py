@@ -379,7 +379,8 @@ def one_launch(args, cluster, prometheus, pushgateway, job, how, live):
     check(by_labels(result, "jobid") == {(slurm_id,): total},
           f"{how}: sum by (jobid) of SEND is the job's {total} across 3 nodes (Slurm's job id {slurm_id})")
     per_node = {(h,): float(sum(sends(r, [N]) for r, (host, _, _) in identity.items() if host == h)) for h in hosts}
-    result = prometheus.query(f'sum by (node) (ompi_spc_send_total{{job="ompi-spc",jobid="{slurm_id}"}})')
+    result = prometheus.wait_for(f'sum by (node) (ompi_spc_send_total{{job="ompi-spc",jobid="{slurm_id}"}})',
+                                 lambda r: by_labels(r, "node") == per_node)
     check(by_labels(result, "node") == per_node, f"{how}: sum by (node) is each node's ranks' ({per_node})")
     series = prometheus.query(f'ompi_spc_send_total{{job="ompi-spc",jobid="{slurm_id}"}}')
     seen = {int(s["metric"]["rank"]): (s["metric"]["node"], int(s["metric"]["local_rank"]), s["metric"]["step"])
@@ -662,11 +663,59 @@ def bad(args):
               "the finalize table's last line names the job and its node")
         text = http_get(first.url)
         check("ompi_spc_send_total{" not in text, "after the job its series are gone from the next scrape")
+        starts_and_ends(args, env, live, first)
     finally:
         if job and job.poll() is None:
             os.killpg(job.pid, signal.SIGKILL)
             job.wait()
         first.stop()
+
+
+def starts_and_ends(args, env, live, exporter):
+    """Scrapes in a tight loop while 5 short jobs start and end: no series
+    ever carries a half-set identity (a rank before MPI_Init is not
+    served), and no value exceeds what its rank sends."""
+    import threading
+    seen, stop = [], threading.Event()
+
+    def scraper():
+        while not stop.is_set():
+            seen.extend(samples(http_get(exporter.url), "ompi_spc_send_total"))
+
+    thread = threading.Thread(target=scraper)
+    thread.start()
+    jobids = set()
+    try:
+        for _ in range(5):
+            hold = tempfile.mkdtemp(dir=args.scratch, prefix="hold-short-")
+            run = subprocess.Popen([args.mpirun, "-np", "2", "--mca", "btl", "self,vader", args.job, "--phases",
+                                    str(N), "--hold", hold], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   env=env, start_new_session=True)
+            deadline = time.monotonic() + 60
+            while not all(os.path.exists(os.path.join(hold, f"ready.0.{r}")) for r in (0, 1)):
+                if run.poll() is not None or time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+            time.sleep(0.2)  # held a moment: scrapes of a running job too, not only of starts and ends
+            open(os.path.join(hold, "go.0"), "w").close()
+            try:
+                status = run.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(run.pid, signal.SIGKILL)
+                status = run.wait()
+            check(status == 0, "a short job ends cleanly")
+    finally:
+        stop.set()
+        thread.join()
+    for labels, _ in seen:
+        jobids.add(labels.get("jobid"))
+    bad = [(labels, value) for labels, value in seen
+           if not re.fullmatch(r"\d+", labels.get("jobid", "")) or labels.get("mpi_jobid") != labels.get("jobid")
+           or labels.get("rank") not in ("0", "1") or labels.get("local_rank") != labels.get("rank")
+           or labels.get("step") != "" or value != int(value) or not 0 <= value <= sends(int(labels["rank"]), [N])]
+    check(len(seen) > 0 and not bad,
+          f"scraped while 5 jobs started and ended: {len(seen)} samples of {len(jobids)} jobs, none with a half-set "
+          f"identity or an impossible value ({bad[:3]})")
 
 
 def node2_push(cluster):
@@ -682,7 +731,12 @@ def main():
     args = parser.parse_args()
     if os.getuid() != 0:
         fail("needs root: the cluster's daemons and namespaces")
-    os.makedirs(args.scratch, exist_ok=True)
+    # A fresh scratch folder each run; a cluster a killed run left is stopped first.
+    if os.path.exists(os.path.join(args.scratch, "cluster", "etc", "slurm.conf")):
+        subprocess.run([args.simcluster, "down", os.path.join(args.scratch, "cluster")], capture_output=True,
+                       timeout=120)
+    shutil.rmtree(args.scratch, ignore_errors=True)
+    os.makedirs(args.scratch)
     globals()[args.mode](args)
     print(f"{len(check_live.FAILURES)} failed" if check_live.FAILURES else "all checks passed", flush=True)
     sys.exit(1 if check_live.FAILURES else 0)
