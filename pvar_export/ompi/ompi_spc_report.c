@@ -80,13 +80,21 @@ static void print_identity(const struct rank_identity *all, int size)
         return;
     }
     const bool slurm = '\0' != all[0].step[0];
-    used += snprintf(text + used, sizeof text - used, "job %s%s%s (%s)", all[0].job, slurm ? ", step " : "",
-                     all[0].step, slurm ? "Slurm" : "mpirun");
-    for (int r = 1; r < size && slurm; ++r) {
-        if (0 != strcmp(all[r].step, all[0].step)) {  /* mpirun's ranks: its own node's step and the daemons' */
-            used += snprintf(text + used, sizeof text - used, " and steps of other ranks (see the CSV)");
-            break;
+    used += snprintf(text + used, sizeof text - used, "job %s (%s)", all[0].job, slurm ? "Slurm" : "mpirun");
+    /* Slurm's steps, distinct, in rank order: under mpirun in a batch script
+     * the ranks beside mpirun are in "batch", the others in the daemons' */
+    int steps = 0;
+    for (int r = 0; r < size && slurm; ++r) {
+        bool seen = false;
+        for (int q = 0; q < r && !seen; ++q) {
+            seen = 0 == strcmp(all[q].step, all[r].step);
         }
+        if (!seen && ++steps <= 4) {
+            used += snprintf(text + used, sizeof text - used, "%s%s", 1 == steps ? ", step " : " and ", all[r].step);
+        }
+    }
+    if (steps > 4) {
+        used += snprintf(text + used, sizeof text - used, " and more");
     }
     char list[1024] = "";
     size_t listed = 0;

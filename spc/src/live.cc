@@ -312,10 +312,12 @@ void identify(Segment &s, const std::string &folder, const char *jobid, int rank
     }
     // The batch system's identity before the job id: a reader takes a file
     // whose job id is set as named, and must not meet these half written.
+    // x86 keeps stores in order; the signal fence keeps the compiler from
+    // moving them (a thread fence is what ThreadSanitizer cannot check).
     int local_rank = -1;
     spc_batch_identity(h->batch_job, sizeof h->batch_job, h->step, sizeof h->step, &local_rank);
     h->local_rank = local_rank;
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    std::atomic_signal_fence(std::memory_order_release);
     copy_text(h->jobid, sizeof h->jobid, jobid);
     copy_text(h->node, sizeof h->node, node != nullptr ? node : host);
     h->rank = rank;
