@@ -447,6 +447,11 @@ def one_launch(args, cluster, prometheus, pushgateway, job, how, live):
     check(recorder.returncode == 0 and recorded == want,
           f"{how}: spc-record on n1 ends with the job; its last sample has n1's ranks' final SEND with job, "
           f"step, node and local rank ({recorded})")
+    # the finalize table's job line (rank 0's output: srun's, salloc's, or the batch log)
+    steps = "batch and 0" if how == "sbatch" else "0"
+    line = f"job {slurm_id} (Slurm), step {steps}, on 3 nodes: n1, n2, n3"
+    check(re.search("^" + re.escape(line) + "$", job.log(), re.M) is not None,
+          f"{how}: the finalize table ends with '{line}'")
     # the finalize CSV names job, step and node of every line
     with open(job.dump) as f:
         rows = list(csv.DictReader(f))
