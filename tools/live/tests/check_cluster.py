@@ -18,8 +18,9 @@ modes:
           same totals; after the job the series are stale, the Pushgateway
           (and Prometheus through it) has the final totals, and the finalize
           CSV and spc-record name the job, step and node of every line.
-  faults  scancel of a held job and kill -9 of one rank of another: the
-          exporters remove their files at the next sweep, and a third job's
+  faults  scancel of a held job, a job held past its time limit (a minute:
+          Slurm's unit) and kill -9 of one rank of a fourth: the exporters
+          remove their files at the next sweep, and the surviving job's
           counts stay exact; two users' jobs on one node: each user's files
           are 0600 and theirs, the exporter (root) serves both, a user's
           spc-top shows only their own job.
@@ -483,7 +484,7 @@ def wait_until(what, predicate, timeout=30):
 
 
 def faults(args):
-    cluster = Cluster(args, 2)
+    cluster = Cluster(args, 2, cpus=3)
     jobs = []
     try:
         live = fresh_live(args, "live-faults")
@@ -491,24 +492,41 @@ def faults(args):
             cluster.start_exporter(k, live)
         survivor = Job(args, cluster, "srun", 3, 3, [N, M], live, "survivor")
         cancelled = Job(args, cluster, "srun", 3, 3, [N, M], live, "cancelled")
-        jobs += [survivor, cancelled]
+        # Slurm's time limits are in minutes: this one ends a minute or so from now
+        timed = Job(args, cluster, "srun", 3, 3, [N, M], live, "timelimit", slurm_options=["--time=1"])
+        jobs += [survivor, cancelled, timed]
         survivor.wait_ready(0)
         cancelled.wait_ready(0)
-        expected = {(job.slurm_id, r): float(sends(r, [N])) for job in (survivor, cancelled) for r in range(3)}
+        timed.wait_ready(0)
+        timed_started = time.monotonic()
+        expected = {(job.slurm_id, r): float(sends(r, [N])) for job in (survivor, cancelled, timed) for r in range(3)}
         seen = wait_until(lambda: scrape_all(cluster)[0], lambda v: v == expected)
-        check(seen == expected, f"control: both held jobs read exactly ({seen})")
+        check(seen == expected, f"control: the three held jobs read exactly ({seen})")
         # scancel: Slurm kills the ranks; their files go at the next sweep
         check(cluster.slurm("scancel", cancelled.slurm_id).returncode == 0, "scancel of a held job")
         cancelled.wait()
+        left = {key: value for key, value in expected.items() if key[0] != cancelled.slurm_id}
+        seen = wait_until(lambda: scrape_all(cluster)[0], lambda v: v == left)
+        check(seen == left, f"the cancelled job's series are gone, the others' exact ({seen})")
         want = {key: value for key, value in expected.items() if key[0] == survivor.slurm_id}
-        seen = wait_until(lambda: scrape_all(cluster)[0], lambda v: v == want)
-        check(seen == want, f"the cancelled job's series are gone, the survivor's exact ({seen})")
         files = wait_until(lambda: sorted(f for f in os.listdir(live) if f.startswith(check_live.PREFIX)),
-                           lambda v: len(v) == 3)
-        check(len(files) == 3, f"the cancelled job's files are removed by the exporters' sweep, the survivor's "
-                               f"3 stay ({files})")
+                           lambda v: len(v) == 6)
+        check(len(files) == 6, f"the cancelled job's files are removed by the exporters' sweep, the survivor's "
+                               f"and the time-limited job's 3 each stay ({files})")
         removed = sum(e.stderr().count("its process is gone") for e in cluster.exporters.values())
         check(removed == 3, f"each node's exporter says it removed one dead rank's file ({removed} lines)")
+        # the time limit: Slurm ends the job (SIGTERM, then SIGKILL after KillWait)
+        try:
+            timed.proc.wait(timeout=max(1, 200 - (time.monotonic() - timed_started)))
+        except subprocess.TimeoutExpired:
+            pass
+        check(timed.proc.poll() is not None and "TIME LIMIT" in timed.log(),
+              f"Slurm ends the job at its time limit, after {time.monotonic() - timed_started:.0f} s held")
+        seen = wait_until(lambda: scrape_all(cluster)[0], lambda v: v == want)
+        check(seen == want, f"the time-limited job's series are gone, the survivor's exact ({seen})")
+        files = wait_until(lambda: sorted(f for f in os.listdir(live) if f.startswith(check_live.PREFIX)),
+                           lambda v: len(v) == 3)
+        check(len(files) == 3, f"the time-limited job's files are removed too ({files})")
         # kill -9 of one rank of a third job
         killed = Job(args, cluster, "srun", 3, 3, [N, M], live, "killed")
         jobs.append(killed)
