@@ -104,7 +104,9 @@ class Cluster:
                               timeout=120)
         print(down.stdout + down.stderr, flush=True)
         left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-        check(self.tag + "-" not in left, f"nothing of the cluster is left: no namespace {self.tag}-*")
+        runtime = f"/run/spc-simcluster/{self.tag}"
+        check(self.tag + "-" not in left and not os.path.exists(runtime),
+              f"nothing of the cluster is left: no namespace {self.tag}-*, no {runtime}")
 
 
 class Exporter(check_live.Exporter):
