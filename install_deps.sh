@@ -13,8 +13,11 @@ packages=(meson ninja-build g++ pkg-config python3 binutils git libgtest-dev lib
 # checks that our build still links ours).  Without Recommends: lammps would
 # pull in about 200 MB of documentation and examples.  Prometheus (the live
 # counters' tests scrape spc-exporter with it) would pull in its node exporter.
+# The cluster tests (docs/cluster.md): Slurm's daemons and clients, munge,
+# Debian's PMIx (Slurm's pmix plugin loads it for srun --mpi=pmix) and the
+# Pushgateway.
 without_recommends=(openmpi-bin libopenmpi-dev python3-mpi4py lammps python3-pyelftools
-                    prometheus)
+                    prometheus slurmd slurmctld slurm-client munge libpmix-dev prometheus-pushgateway)
 
 # missing PACKAGE...: those not installed.
 missing() {

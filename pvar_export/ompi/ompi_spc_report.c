@@ -7,7 +7,11 @@
  * min / mean / max of each bin that held a message on some rank, the CSV a
  * row per rank and bin, named OMPI_SPC_<HISTOGRAM>_BIN<k>.  With every
  * communicator recorded (mpi_spc_attach "traffic"), a second CSV beside the
- * first (comm_csv_path) holds each rank's communicators' counters.
+ * first (comm_csv_path) holds each rank's communicators' counters.  Both say
+ * which job and node each line is: under Slurm its job id and step (the
+ * batch system's, spc_batch_identity), else mpirun's job id; the table in a
+ * line after it, the CSV in columns after rank,counter,value,unit (which
+ * stay first, for readers that take them by position).
  */
 #include "ompi_config.h"
 
@@ -15,11 +19,99 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ompi/mca/coll/coll.h"
+#include "ompi/mca/rte/rte.h"
 #include "ompi/runtime/ompi_spc.h"
 #include "ompi/runtime/params.h"
 #include "opal/util/output.h"
+#include "spc/live.h"
+
+/* Which job, step and node a rank is: gathered to rank 0 with the values. */
+struct rank_identity {
+    char job[32];   /* Slurm's job id, else mpirun's (Open MPI's) */
+    char step[16];  /* Slurm's step ("batch" in a batch script), else "" */
+    char node[64];
+};
+
+static void my_identity(struct rank_identity *me)
+{
+    int local_rank;
+    memset(me, 0, sizeof *me);
+    spc_batch_identity(me->job, sizeof me->job, me->step, sizeof me->step, &local_rank);
+    if ('\0' == me->job[0]) {
+        snprintf(me->job, sizeof me->job, "%u", (unsigned)OMPI_PROC_MY_NAME->jobid);
+    }
+    gethostname(me->node, sizeof me->node - 1);
+}
+
+/* The identities of every rank at rank 0 (NULL elsewhere, or if rank 0 could
+ * not allocate: the ranks agree first, as write_csv does). */
+static struct rank_identity *gather_identities(ompi_communicator_t *world)
+{
+    const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
+    struct rank_identity me, *all = NULL;
+    int ready = 1, all_ready = 0;
+    my_identity(&me);
+    if (0 == rank) {
+        all = calloc((size_t)size, sizeof *all);
+        ready = NULL != all;
+    }
+    world->c_coll->coll_allreduce(&ready, &all_ready, 1, MPI_INT, MPI_MIN, world,
+                                  world->c_coll->coll_allreduce_module);
+    if (!all_ready) {
+        free(all);
+        return NULL;
+    }
+    world->c_coll->coll_gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0, world,
+                               world->c_coll->coll_gather_module);
+    return all;
+}
+
+/* The table's last line: "job J[, step S] (Slurm|mpirun), on N nodes: A, B, ..."
+ * with the distinct nodes in rank order (the first 16). */
+static void print_identity(const struct rank_identity *all, int size)
+{
+    char text[2048];
+    size_t used = 0;
+    int nodes = 0;
+    if (NULL == all) {
+        return;
+    }
+    const bool slurm = '\0' != all[0].step[0];
+    used += snprintf(text + used, sizeof text - used, "job %s (%s)", all[0].job, slurm ? "Slurm" : "mpirun");
+    /* Slurm's steps, distinct, in rank order: under mpirun in a batch script
+     * the ranks beside mpirun are in "batch", the others in the daemons' */
+    int steps = 0;
+    for (int r = 0; r < size && slurm; ++r) {
+        bool seen = false;
+        for (int q = 0; q < r && !seen; ++q) {
+            seen = 0 == strcmp(all[q].step, all[r].step);
+        }
+        if (!seen && ++steps <= 4) {
+            used += snprintf(text + used, sizeof text - used, "%s%s", 1 == steps ? ", step " : " and ", all[r].step);
+        }
+    }
+    if (steps > 4) {
+        used += snprintf(text + used, sizeof text - used, " and more");
+    }
+    char list[1024] = "";
+    size_t listed = 0;
+    for (int r = 0; r < size; ++r) {
+        bool seen = false;
+        for (int q = 0; q < r && !seen; ++q) {
+            seen = 0 == strcmp(all[q].node, all[r].node);
+        }
+        if (!seen && ++nodes <= 16 && listed < sizeof list) {
+            listed += snprintf(list + listed, sizeof list - listed, "%s%s", nodes > 1 ? ", " : "", all[r].node);
+        }
+    }
+    snprintf(text + used, sizeof text - used, ", on %d node%s: %s%s\n", nodes, 1 == nodes ? "" : "s", list,
+             nodes > 16 ? ", ..." : "");
+    fputs(text, stdout);
+    fflush(stdout);
+}
 
 /* Min, mean, max and the rank of the max of every counter, from three
  * reductions to rank 0: no rank gathers every value, and all buffers are on
@@ -126,7 +218,7 @@ static void print_histograms(const unsigned long long *bins, ompi_communicator_t
  * agree that rank 0 could allocate, so a failed allocation skips the file
  * instead of leaving the others in a gather. */
 static void write_csv(const char *path, const unsigned long long *values, int count,
-                      ompi_communicator_t *world)
+                      const struct rank_identity *ids, ompi_communicator_t *world)
 {
     const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
     unsigned long long *all = NULL;
@@ -152,18 +244,22 @@ static void write_csv(const char *path, const unsigned long long *values, int co
     if (NULL == csv) {
         opal_output(0, "spc: cannot write mpi_spc_dump_file %s: %s", path, strerror(errno));
     } else {
-        fputs("rank,counter,value,unit\n", csv);
+        fputs("rank,counter,value,unit,jobid,step,node\n", csv);
         for (int r = 0; r < size; ++r) {
             const unsigned long long *of_rank = all + (size_t)r * (size_t)count;
+            char who[160] = ",,";
+            if (NULL != ids) {
+                snprintf(who, sizeof who, "%s,%s,%s", ids[r].job, ids[r].step, ids[r].node);
+            }
             for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-                fprintf(csv, "%d,%s,%llu,%s\n", r, spc_counter_infos[id].name, of_rank[id],
-                        spc_unit_name(spc_counter_infos[id].unit));
+                fprintf(csv, "%d,%s,%llu,%s,%s\n", r, spc_counter_infos[id].name, of_rank[id],
+                        spc_unit_name(spc_counter_infos[id].unit), who);
             }
             for (int at = 0; at < count - OMPI_SPC_NUM_COUNTERS; ++at) {
                 char name[64];
                 spc_histogram_bin_name(at / SPC_HISTOGRAM_BINS, at % SPC_HISTOGRAM_BINS, name, sizeof name);
-                fprintf(csv, "%d,%s,%llu,%s\n", r, name, of_rank[OMPI_SPC_NUM_COUNTERS + at],
-                        spc_unit_name(SPC_UNIT_MESSAGES));
+                fprintf(csv, "%d,%s,%llu,%s,%s\n", r, name, of_rank[OMPI_SPC_NUM_COUNTERS + at],
+                        spc_unit_name(SPC_UNIT_MESSAGES), who);
             }
         }
         if (0 != fclose(csv)) {
@@ -199,7 +295,7 @@ static void put_field(FILE *csv, const char *name)
  * records as bytes), which writes a row per rank, communicator and counter.
  * As write_csv, the ranks agree first that rank 0 could allocate. */
 static void write_comm_csv(const char *path, const struct ompi_spc_comm_record *mine, int num_mine,
-                           ompi_communicator_t *world)
+                           const struct rank_identity *ids, ompi_communicator_t *world)
 {
     const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
     const int record = (int)sizeof *mine;
@@ -238,15 +334,16 @@ static void write_comm_csv(const char *path, const struct ompi_spc_comm_record *
         opal_output(0, "spc: cannot write %s: %s", path, strerror(errno));
     }
     if (NULL != csv) {
-        fputs("rank,comm_id,comm_name,comm_ranks,counter,value,unit\n", csv);
+        fputs("rank,comm_id,comm_name,comm_ranks,counter,value,unit,jobid,step,node\n", csv);
         for (int r = 0, at = 0; r < size; at += counts[r++]) {
             for (int c = at; c < at + counts[r]; ++c) {
                 for (int id = 0; id < SPC_NUM_COMM_COUNTERS; ++id) {
                     const spc_counter_info *counter = &spc_counter_infos[spc_comm_counter_infos[id].counter];
                     fprintf(csv, "%d,%u,", r, (unsigned)all[c].id);
                     put_field(csv, all[c].name);
-                    fprintf(csv, ",%d,%s,%llu,%s\n", (int)all[c].ranks, counter->name, all[c].value[id],
-                            spc_unit_name(counter->unit));
+                    fprintf(csv, ",%d,%s,%llu,%s,%s,%s,%s\n", (int)all[c].ranks, counter->name,
+                            all[c].value[id], spc_unit_name(counter->unit), NULL != ids ? ids[r].job : "",
+                            NULL != ids ? ids[r].step : "", NULL != ids ? ids[r].node : "");
                 }
             }
         }
@@ -277,20 +374,25 @@ void ompi_spc_report(bool histograms, const struct ompi_spc_comm_record *comms, 
         }
     }
     ompi_communicator_t *world = &ompi_mpi_comm_world.comm;
+    struct rank_identity *ids = gather_identities(world);
     print_table(values, world);
+    if (0 == ompi_comm_rank(world)) {
+        print_identity(ids, ompi_comm_size(world));
+    }
     if (histograms) {
         print_histograms(values + OMPI_SPC_NUM_COUNTERS, world);
     }
     if (NULL != ompi_mpi_spc_dump_file && '\0' != ompi_mpi_spc_dump_file[0]) {
         write_csv(ompi_mpi_spc_dump_file, values,
-                  OMPI_SPC_NUM_COUNTERS + (histograms ? NUM_BINS : 0), world);
+                  OMPI_SPC_NUM_COUNTERS + (histograms ? NUM_BINS : 0), ids, world);
         if (histograms) {  /* "traffic": every communicator was recorded */
             char path[4096];
             comm_csv_path(ompi_mpi_spc_dump_file, path, sizeof path);
-            write_comm_csv(path, comms, num_comms, world);
+            write_comm_csv(path, comms, num_comms, ids, world);
             if (0 == ompi_comm_rank(world)) {
                 opal_output(0, "spc: every communicator's counters, per rank: %s", path);
             }
         }
     }
+    free(ids);
 }

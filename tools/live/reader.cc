@@ -181,6 +181,9 @@ uint64_t Segment::state() const { return __atomic_load_n(&header()->state, __ATO
 std::string Segment::jobid() const { return field(header()->jobid, sizeof header()->jobid); }
 std::string Segment::node() const { return field(header()->node, sizeof header()->node); }
 std::string Segment::program() const { return field(header()->program, sizeof header()->program); }
+std::string Segment::batch_job() const { return field(header()->batch_job, sizeof header()->batch_job); }
+std::string Segment::step() const { return field(header()->step, sizeof header()->step); }
+int Segment::local_rank() const { return load(header()->local_rank); }
 int Segment::rank() const { return load(header()->rank); }
 int Segment::size() const { return load(header()->size); }
 int64_t Segment::pid() const { return load(header()->pid); }
@@ -320,6 +323,12 @@ Scan scan(const std::string &dir, bool all_nodes)
     std::sort(names.begin(), names.end());
     const std::string here = this_node();
     for (const std::string &name : names) {
+        struct stat st;
+        const std::string path = dir + "/" + name;
+        if (lstat(path.c_str(), &st) == 0 && st.st_uid != geteuid() && access(path.c_str(), R_OK) != 0) {
+            ++found.others;
+            continue;
+        }
         try {
             auto segment = std::make_unique<Segment>(dir + "/" + name);
             if (!all_nodes && !segment->node().empty() && segment->node() != here) {

@@ -66,6 +66,13 @@ public:
     std::string jobid() const;
     std::string node() const;
     std::string program() const;
+    // The batch system's job id and step ("" outside one) and the local rank
+    // (-1 if not known): set with the rank, read once the state is running.
+    std::string batch_job() const;
+    std::string step() const;
+    int local_rank() const;
+    // The job id a site groups by: the batch system's, else Open MPI's.
+    std::string site_jobid() const { return batch_job().empty() ? jobid() : batch_job(); }
     int rank() const;
     int size() const;
     int64_t pid() const;
@@ -108,9 +115,12 @@ private:
 // Every segment file of a folder (SPC_LIVE_FILE_PREFIX...), opened; files
 // that cannot be read are listed in errors ("path: why") instead.
 // Segments of other nodes are left out unless all_nodes.
+// Files of other users that this process may not read (0600, a job of
+// someone else on a shared node) are not errors: they are only counted.
 struct Scan {
     std::vector<std::unique_ptr<Segment>> segments;
     std::vector<std::string> errors;
+    size_t others = 0;
 };
 Scan scan(const std::string &dir, bool all_nodes);
 

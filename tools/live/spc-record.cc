@@ -42,7 +42,10 @@ DESCRIPTION
     node's cycle counter when the rank was read), job_seconds (seconds since
     the first rank's segment was made, by the cycle counter), rank, counter,
     kind (counter, aggregate, timer, level, watermark), value (timers in
-    microseconds, as the finalize report), unit.
+    microseconds, as the finalize report), unit, and which job, node and
+    rank the row is: jobid (the batch system's job id, Slurm's, else
+    mpirun's), step (Slurm's step, "" outside Slurm), node, local_rank
+    (among the job's ranks on this node; empty if not known).
 
     analysis/live_plot.py in the ompi-spc sources plots such a file: rates
     over time per counter and queue levels, one line per rank.
@@ -50,8 +53,9 @@ DESCRIPTION
 OPTIONS
     --dir DIR          the folder of the live files (default /dev/shm, as
                        mpi_spc_live_dir)
-    --job ID           the job to record (default: the one job of this node
-                       that runs; an error if there are several)
+    --job ID           the job to record, by Open MPI's job id or the batch
+                       system's (default: the one job of this node that
+                       runs; an error if there are several)
     --interval MS      milliseconds between samples (default 1000, at least 1)
     --counters LIST    comma list of counter names, with or without
                        OMPI_SPC_, any case (default: all)
@@ -151,8 +155,8 @@ std::string choose_job(const Options &o)
             if (job.jobid.empty()) {
                 continue;
             }
-            if (!o.job.empty() && job.jobid == o.job) {
-                return o.job;
+            if (!o.job.empty() && (job.jobid == o.job || job.ranks.front()->site_jobid() == o.job)) {
+                return job.jobid;  // the segments' own (Open MPI's) job id
             }
             const spc_live::Status status = job.status();
             if (o.job.empty() && (status == spc_live::Status::Running || status == spc_live::Status::Starting)) {
@@ -203,7 +207,7 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "spc-record: cannot write %s: %s\n", o.out.c_str(), std::strerror(errno));
         return 1;
     }
-    std::fputs("sample,wall_time,ticks,job_seconds,rank,counter,kind,value,unit\n", csv);
+    std::fputs("sample,wall_time,ticks,job_seconds,rank,counter,kind,value,unit,jobid,step,node,local_rank\n", csv);
 
     // The job's segments by rank, kept mapped: a rank's file disappears at
     // MPI_Finalize, but its mapping still holds the final values.
@@ -272,6 +276,9 @@ int main(int argc, char **argv)
                     return 2;
                 }
             }
+            const int local_rank = segment->local_rank();
+            const std::string who = segment->site_jobid() + "," + segment->step() + "," + segment->node() + "," +
+                                    (local_rank >= 0 ? std::to_string(local_rank) : "");
             for (size_t id = 0; id < counters.size(); ++id) {
                 if (!wanted.empty() && std::none_of(wanted.begin(), wanted.end(), [&](const std::string &w) {
                         return w == "all" || segment->find(w) == static_cast<int>(id);
@@ -288,7 +295,7 @@ int main(int argc, char **argv)
                 } else {
                     std::fprintf(csv, "%" PRIu64, segment->converted(static_cast<int>(id), v.raw[id]));
                 }
-                std::fprintf(csv, ",%s\n", counters[id].unit.c_str());
+                std::fprintf(csv, ",%s,%s\n", counters[id].unit.c_str(), who.c_str());
                 ++rows;
             }
             if (status[rank] == spc_live::Status::Finalized || status[rank] == spc_live::Status::Dead) {

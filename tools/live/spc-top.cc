@@ -209,6 +209,10 @@ std::vector<std::string> screen(const Options &o, const Snapshot &s, const spc_l
         }
         lines.push_back("");
     }
+    if (s.found.others > 0) {
+        lines.push_back(std::to_string(s.found.others) + " live file" + (s.found.others == 1 ? "" : "s") +
+                        " of other users, not readable by this user, not shown");
+    }
     if (s.jobs.empty()) {
         lines.push_back("no live counters" + (o.job.empty() ? std::string() : " of job " + o.job) + " in " + o.dir +
                         " (a job publishes them with --mca mpi_spc_live 1)");

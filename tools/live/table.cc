@@ -49,8 +49,12 @@ std::vector<std::string> job_table(const Job &job, const std::vector<Values> &re
         lines.push_back(format("process %" PRId64 " (%s), no job yet: %s", first.pid(), job.program.c_str(),
                                status_name(job.status())));
     } else {
-        lines.push_back(format("job %s (%s), %d of %d ranks on %s: %s", job.jobid.c_str(), job.program.c_str(),
-                               shown_ranks, job.size, first.node().c_str(), status_name(job.status())));
+        // Under Slurm, its job id and step too (what squeue and sacct show).
+        const std::string batch = first.batch_job().empty()
+                                      ? ""
+                                      : ", Slurm job " + first.batch_job() + " step " + first.step();
+        lines.push_back(format("job %s (%s%s), %d of %d ranks on %s: %s", job.jobid.c_str(), job.program.c_str(),
+                               batch.c_str(), shown_ranks, job.size, first.node().c_str(), status_name(job.status())));
     }
     std::string statuses = " ";
     for (const Segment *s : job.ranks) {

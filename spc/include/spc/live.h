@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define SPC_LIVE_MAGIC "SPC-LIVE"       /* 8 bytes, no NUL */
-#define SPC_LIVE_VERSION 1
+#define SPC_LIVE_VERSION 2   /* 2: the batch system's job, step and the local rank */
 /* Segment files are named <prefix><uid>.<jobid>.<rank> (a rank started by
  * mpirun from load time on, any other process from MPI_Init on), else
  * <prefix><uid>.pid<pid>; readers take every file of the folder that starts
@@ -97,6 +97,13 @@ struct spc_live_header {
     char jobid[32];
     char node[64];
     char program[32];
+    /* Under a batch system (Slurm): its job id and step, else "" (set with
+     * the job and rank; see spc_batch_identity).  jobid above stays Open
+     * MPI's, unique per MPI job, which names the file. */
+    char batch_job[32];
+    char step[16];
+    int32_t local_rank;          /* among the job's ranks on this node; -1 if not known */
+    uint32_t reserved;
     uint64_t ticks_per_second;   /* of the cycle counter, set at MPI_Init */
     uint64_t timer_sampling;     /* timers are summed over 1 in this many intervals */
     uint64_t created_unix_ns, created_ticks;
@@ -131,6 +138,17 @@ int spc_live_publish(const struct spc_live_identity *who, char *message, size_t 
 /* At MPI_Finalize: stores the final values, marks the segment finalized and
  * removes its file unless keep. */
 void spc_live_finalize(int keep);
+
+/* The batch system's identity of this process, from the environment its
+ * launcher gave it: Slurm's job id (SLURM_JOB_ID) and step (SLURM_STEP_ID,
+ * "batch" in a batch script, which has none), or "" for both outside
+ * Slurm; and the rank's local rank: OMPI_COMM_WORLD_LOCAL_RANK, which
+ * mpirun's daemons set from their map, or, for a rank Slurm launched
+ * directly (srun --mpi=pmix: PMIX_RANK set, no OMPI_COMM_WORLD_RANK), Slurm's
+ * local task id SLURM_LOCALID, the value Slurm's PMIx server hands the rank
+ * as PMIX_LOCAL_RANK; else -1.  The rank itself never comes from here
+ * (SLURM_PROCID numbers mpirun's daemons, not ranks): it is MPI's. */
+void spc_batch_identity(char *job, size_t job_size, char *step, size_t step_size, int *local_rank);
 
 /* The segment's file ("" when live is off). */
 const char *spc_live_path(void);

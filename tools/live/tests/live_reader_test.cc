@@ -41,6 +41,16 @@ public:
         char message[1024];
         ASSERT_EQ(spc_live_start(folder.c_str(), nullptr, message, sizeof message), SPC_SUCCESS) << message;
         EXPECT_STREQ(message, "");
+        // As a rank of Slurm job 777's step 3 that srun started (PMIx, no
+        // mpirun): the batch identity comes from Slurm's variables, the
+        // local rank from Slurm's local task id; SLURM_PROCID is ignored.
+        setenv("SLURM_JOB_ID", "777", 1);
+        setenv("SLURM_STEP_ID", "3", 1);
+        setenv("SLURM_LOCALID", "1", 1);
+        setenv("SLURM_PROCID", "5", 1);
+        setenv("PMIX_RANK", "0", 1);
+        unsetenv("OMPI_COMM_WORLD_RANK");
+        unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
         spc_live_identity who{folder.c_str(), nullptr, "4242", nullptr, 0, 1};
         ASSERT_EQ(spc_live_publish(&who, message, sizeof message), SPC_SUCCESS) << message;
         segment_path = spc_live_path();
@@ -64,6 +74,10 @@ TEST(Live, SegmentIsFoundNamedAndRunning)
     EXPECT_TRUE(found.errors.empty());
     const spc_live::Segment &s = *found.segments[0];
     EXPECT_EQ(s.jobid(), "4242");
+    EXPECT_EQ(s.batch_job(), "777");
+    EXPECT_EQ(s.site_jobid(), "777");
+    EXPECT_EQ(s.step(), "3");
+    EXPECT_EQ(s.local_rank(), 1);
     EXPECT_EQ(s.rank(), 0);
     EXPECT_EQ(s.size(), 1);
     EXPECT_EQ(s.pid(), getpid());
@@ -74,6 +88,45 @@ TEST(Live, SegmentIsFoundNamedAndRunning)
         EXPECT_EQ(s.counters()[id].name, spc_counter_infos[id].name);
         EXPECT_EQ(s.counters()[id].description, spc_counter_infos[id].description);
         EXPECT_EQ(s.counters()[id].kind, spc_counter_infos[id].kind);
+    }
+}
+
+// The batch identity's other cases, as the finalize report also takes it.
+TEST(Live, BatchIdentityFromTheLauncher)
+{
+    struct Case {
+        const char *job, *step, *procid, *localid, *pmix_rank, *world_rank, *world_local;
+        const char *want_job, *want_step;
+        int want_local;
+    } cases[] = {
+        // mpirun outside Slurm: its own local rank, no batch job
+        {nullptr, nullptr, nullptr, nullptr, "1", "1", "1", "", "", 1},
+        // salloc + mpirun: the daemons' step, mpirun's local rank (SLURM_PROCID/LOCALID are the daemon's)
+        {"12", "0", "2", "0", "3", "3", "1", "12", "0", 1},
+        // sbatch + mpirun, a rank beside mpirun in the batch script: no step id
+        {"13", nullptr, "0", "0", "1", "1", "1", "13", "batch", 1},
+        // srun --mpi=pmix: Slurm's local task id
+        {"14", "2", "4", "1", "4", nullptr, nullptr, "14", "2", 1},
+        // nothing known
+        {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "", "", -1},
+        // a damaged value is not a local rank
+        {nullptr, nullptr, nullptr, nullptr, "1", "1", "x1", "", "", -1},
+    };
+    auto put = [](const char *name, const char *value) { value ? setenv(name, value, 1) : unsetenv(name); };
+    for (const Case &c : cases) {
+        put("SLURM_JOB_ID", c.job);
+        put("SLURM_STEP_ID", c.step);
+        put("SLURM_PROCID", c.procid);
+        put("SLURM_LOCALID", c.localid);
+        put("PMIX_RANK", c.pmix_rank);
+        put("OMPI_COMM_WORLD_RANK", c.world_rank);
+        put("OMPI_COMM_WORLD_LOCAL_RANK", c.world_local);
+        char job[32] = "?", step[16] = "?";
+        int local = -7;
+        spc_batch_identity(job, sizeof job, step, sizeof step, &local);
+        EXPECT_STREQ(job, c.want_job) << (c.job ? c.job : "no job");
+        EXPECT_STREQ(step, c.want_step) << (c.job ? c.job : "no job");
+        EXPECT_EQ(local, c.want_local) << (c.job ? c.job : "no job");
     }
 }
 
