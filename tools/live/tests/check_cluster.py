@@ -69,9 +69,13 @@ class Cluster:
         self.tag = f"c{pid & 0xfff:03x}{mode_index}"
         self.net = f"10.77.{10 + (pid * 3 + 120 + mode_index) % 240}"
         self.port = check_live.free_port()
+        # Job ids of this run's own too: Open MPI names its shared-memory
+        # segments after the node (n1 in every cluster) and the job, in the
+        # /dev/shm all clusters share (two runs' job 1 on n1 crashed each other)
+        first_job = 1 + (pid % 50000) * 1000 + mode_index * 100
         started = time.monotonic()
         up = subprocess.run([args.simcluster, "up", str(nodes), self.dir, "--tag", self.tag, "--net", self.net,
-                             "--port", str(self.port), "--cpus", str(cpus)],
+                             "--port", str(self.port), "--cpus", str(cpus), "--first-job-id", str(first_job)],
                             capture_output=True, text=True, timeout=120)
         print(up.stdout + up.stderr, flush=True)
         if up.returncode != 0:
@@ -442,9 +446,11 @@ def one_launch(args, cluster, prometheus, pushgateway, job, how, live):
     print(out, flush=True)
     with open(record_csv) as f:
         rows = list(csv.DictReader(f))
-    last = max(int(r["sample"]) for r in rows) if rows else -1
+    last = {}  # each rank's last sample: one rank may finalize a tick before another
+    for r in rows:
+        last[r["rank"]] = max(last.get(r["rank"], -1), int(r["sample"]))
     recorded = {int(r["rank"]): (int(r["value"]), r["jobid"], r["step"], r["node"], int(r["local_rank"]))
-                for r in rows if int(r["sample"]) == last and r["counter"] == "OMPI_SPC_SEND"}
+                for r in rows if int(r["sample"]) == last[r["rank"]] and r["counter"] == "OMPI_SPC_SEND"}
     want = {r: (sends(r, [N, M]), slurm_id, step, host, local) for r, (host, local, step) in identity.items()
             if host == "n1"}
     check(recorder.returncode == 0 and recorded == want,
