@@ -28,6 +28,7 @@ modes:
           and a damaged file in the folder are named once each, however many
           scrapes, and the job beside them is still served exactly."""
 import argparse
+import atexit
 import csv
 import json
 import os
@@ -269,8 +270,10 @@ class Job:
             command = ["setpriv", "--reuid", user, "--regid", "nogroup", "--clear-groups"] + command
         self.output = open(os.path.join(self.hold, "launch.log"), "w")
         print("$ " + " ".join(command), flush=True)
+        # another user's job starts in a folder it may enter (srun gives its
+        # tasks the caller's folder)
         self.proc = subprocess.Popen(command, stdout=self.output, stderr=subprocess.STDOUT, env=env,
-                                     start_new_session=True)
+                                     start_new_session=True, cwd=args.scratch if user else None)
         self.slurm_id = None
 
     def log(self):
@@ -753,6 +756,19 @@ def node2_push(cluster):
     return cluster.exporters[1].proc.args[cluster.exporters[1].proc.args.index("--pushgateway") + 1]
 
 
+def others_can_enter(path):
+    """Whether a user other than root may enter path: every folder on the
+    way has its execute bit for others."""
+    path = os.path.abspath(path)
+    while True:
+        if not os.stat(path).st_mode & 0o001:
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -768,6 +784,14 @@ def main():
                        timeout=120)
     shutil.rmtree(args.scratch, ignore_errors=True)
     os.makedirs(args.scratch)
+    if not others_can_enter(args.scratch):
+        # The second user's job reads the cluster's slurm.conf and runs from
+        # here: a scratch folder inside a private tree (a fresh clone under
+        # a mktemp folder) would shut it out.
+        args.scratch = tempfile.mkdtemp(prefix="spc-cluster-scratch-")
+        os.chmod(args.scratch, 0o755)
+        atexit.register(shutil.rmtree, args.scratch, True)
+        print(f"scratch: {args.scratch} (the given one is closed to other users)", flush=True)
     globals()[args.mode](args)
     print(f"{len(check_live.FAILURES)} failed" if check_live.FAILURES else "all checks passed", flush=True)
     sys.exit(1 if check_live.FAILURES else 0)
