@@ -401,15 +401,19 @@ class Prometheus:
     """Debian's prometheus on a free loopback port, scraping TARGETS every second."""
 
     def __init__(self, args, targets):
+        self.folder = tempfile.mkdtemp(dir=args.scratch, prefix="prometheus-")
+        self.start("scrape_configs:\n  - job_name: ompi-spc\n    static_configs:\n"
+                   f"      - targets: {json.dumps(targets)}\n")
+
+    def start(self, scrape_configs):
+        """Runs it in self.folder with SCRAPE_CONFIGS (YAML), scraping every
+        second; returns once it is ready."""
         binary = shutil.which("prometheus")
         if binary is None:
             fail("Debian's prometheus is not installed (install_deps.sh installs it): this test needs it")
-        self.folder = tempfile.mkdtemp(dir=args.scratch, prefix="prometheus-")
         config = os.path.join(self.folder, "prometheus.yml")
         with open(config, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                    "scrape_configs:\n  - job_name: ompi-spc\n    static_configs:\n"
-                    f"      - targets: {json.dumps(targets)}\n")
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n" + scrape_configs)
         self.port = free_port()
         self.log = open(os.path.join(self.folder, "prometheus.log"), "w")
         command = [binary, f"--config.file={config}", f"--storage.tsdb.path={self.folder}/data",
