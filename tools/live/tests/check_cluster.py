@@ -215,8 +215,9 @@ def live_env(cluster, live, dump):
     return env
 
 
-class Job:
-    """cluster_job launched one of three ways, in the background, held."""
+class Job(check_live.Job):
+    """cluster_job launched one of three ways, in the background, held
+    (go, wait and end as check_live's job, plus Slurm's cancel)."""
 
     def __init__(self, args, cluster, how, ranks, nodes, phases, live, name, user=None, slurm_options=()):
         self.args, self.cluster, self.ranks, self.phases, self.name = args, cluster, ranks, phases, name
@@ -276,22 +277,10 @@ class Job:
         self.end()
         fail(f"job {self.name} did not reach phase {phase} in {timeout} s:\n{self.log()}")
 
-    def go(self, phase):
-        open(os.path.join(self.hold, f"go.{phase}"), "w").close()
-
-    def wait(self, timeout=120):
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.end()
-            fail(f"job {self.name} did not end in {timeout} s:\n{self.log()}")
-
     def end(self):
-        if self.proc.poll() is None:
-            if self.slurm_id:
-                self.cluster.slurm("scancel", self.slurm_id)
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        if self.proc.poll() is None and self.slurm_id:
+            self.cluster.slurm("scancel", self.slurm_id)
+        super().end()
 
 
 def expected_identity(placed, how, batch_host=None):
