@@ -82,8 +82,11 @@ fi
 
 # --- what this build is made of ----------------------------------------------
 
+# Fortran as Debian's libopenmpi3 has it (gfortran 12, all three bindings,
+# default integer size and extensions), so that our Fortran libraries are
+# drop-ins for Debian's; =all makes configure fail if a binding cannot be built.
 configure_flags=(
-    --disable-mpi-fortran --disable-oshmem --disable-mpi-java
+    --enable-mpi-fortran=all --disable-oshmem --disable-mpi-java
     --without-ucx --without-verbs --without-ofi --without-psm2 --without-cuda
     --with-hwloc=external --with-libevent=external --disable-dlopen
     "--with-package-string=Open MPI 4.1.4 (ompi-spc $variant)"
@@ -101,13 +104,18 @@ if [ "$variant" = spcdso ]; then
 fi
 
 ours=()
+tools=()
 configure_env=()
 if [ "$variant" != upstream ]; then
     # What the installed core and the patched tree are made of (not tests).
     ours=(meson.build meson_options.txt spc/meson.build spc/include spc/src pvar_export/meson.build
           pvar_export/ompi pvar_export/papi ompi_patches/4.1.4 ompi_patches/series.sh
-          tools/meson.build tools/spc-env tools/spc-check-binary tools/spc-simnodes tools/missing_bindings.c tools/examples
-          tools/events/spc_event_logger.c pvar_export/include)
+          pvar_export/include)
+    # What the tools installed beside Open MPI are made of (meson's "tools"
+    # install tag, and what is built below with this build's compilers):
+    # a change here reinstalls them in seconds and rebuilds no Open MPI.
+    tools=(tools/meson.build tools/spc-env tools/spc-check-binary tools/spc-simnodes tools/examples
+           tools/live tools/events/spc_event_logger.c tools/fortran)
     # Every Open MPI library and program links the core; with SPC compiled
     # in, also its PAPI export (MPI_Init calls it: pvar_export/ompi/ompi_spc.c).
     libs=-lspc
@@ -118,22 +126,55 @@ if [ "$variant" != upstream ]; then
                    LIBS="$libs")
 fi
 
+# sources_hash PATH...: the content of the files under the PATHs of the repository that exist.
+sources_hash() {
+    local existing=()
+    for path in "$@"; do [ -e "$repo/$path" ] && existing+=("$path"); done
+    [ ${#existing[@]} -gt 0 ] || return 0
+    (cd "$repo" && find "${existing[@]}" -type f ! -path '*/__pycache__/*' -print0 |
+        sort -z | xargs -0 sha256sum)
+}
 content_hash() {
     {
         echo "openmpi $package_version $(sha256sum <"$cache/src/$orig")"
         echo "variant $variant"
         printf '%s\n' "${configure_flags[@]}" "${configure_env[@]}"
         gcc --version | head -1
-        if [ ${#ours[@]} -gt 0 ]; then
-            (cd "$repo" && find "${ours[@]}" -type f ! -path '*/__pycache__/*' -print0 |
-                sort -z | xargs -0 sha256sum)
-        fi
+        gfortran --version | head -1
+        sources_hash "${ours[@]}"
     } | sha256sum | cut -c1-16
 }
 hash=$(content_hash)
+# The tools' hash: of what they are made of and of the build they are for.
+tools_hash=
+[ ${#tools[@]} -gt 0 ] && tools_hash=$({ echo "$hash"; sources_hash "${tools[@]}"; } | sha256sum | cut -c1-16)
+
+# install_tools: the tools of this project into the prefix of a current build.
+install_tools() {
+    say "installing the tools (hash $tools_hash) into $prefix"
+    rm -rf "$work/spc-tools"
+    logged meson setup "$work/spc-tools" "$repo" --prefix="$prefix" --libdir=lib -Dbuildtype=release \
+        -Dspc=$([ "$variant" = nospc ] && echo disabled || echo enabled)
+    logged meson install -C "$work/spc-tools" --tags tools
+    # The MPI_T event logger needs this build's mpi.h (its MPI_T_event_*);
+    # the headers it includes are the ones installed in the prefix.
+    say "the event logger: $prefix/lib/libspc-event-logger.so"
+    logged "$prefix/bin/mpicc" -O2 -g -fPIC -shared -Wall -Wextra -Werror \
+        "$repo/tools/events/spc_event_logger.c" -o "$prefix/lib/libspc-event-logger.so" -lpthread
+    echo "$tools_hash" >"$prefix/.tools-built"
+}
+tools_current() { [ -z "$tools_hash" ] || [ "$(cat "$prefix/.tools-built" 2>/dev/null)" = "$tools_hash" ]; }
 
 if [ -f "$prefix/.built" ] && [ "$(cat "$prefix/.built")" = "$hash" ]; then
-    [ "$mode" = build ] && say "up to date (content hash $hash)"
+    if ! tools_current; then
+        if [ "$mode" = cached ]; then
+            echo "build_ompi.sh: the tools in $prefix are not current (Open MPI is);" \
+                 "run ompi_patches/build_ompi.sh $variant (seconds)" >&2
+            exit 3
+        fi
+        install_tools
+    fi
+    [ "$mode" = build ] && say "up to date (content hash $hash, tools $tools_hash)"
     echo "$prefix"
     exit 0
 fi
@@ -192,7 +233,7 @@ ccache_before=$(ccache_counts)
 
 # How many files make will compile: counted by make itself, in a dry run
 # (-n) of the configured tree, as the compile commands it would run (4 s).
-planned_compiles() { make -n -k 2>/dev/null | grep -cE '(^| )(ccache )?gcc .* -c ' || true; }
+planned_compiles() { make -n -k 2>/dev/null | grep -cE '(^| )(ccache )?(gcc|gfortran) .* -c ' || true; }
 # How many files make install will install: a dry run shows its rules' shell
 # loops, not the files, so this is the count the last install of this
 # variant made (installed-VARIANT in the logs), if there was one.
@@ -217,7 +258,7 @@ phase() {
         install) planned=$(planned_installs) ;;
     esac
     local compiled_before installed_before
-    compiled_before=$(grep -c '^ *CC ' "$log" || true)
+    compiled_before=$(grep -cE '^ *(CC|FC|PPFC) ' "$log" || true)
     installed_before=$(files_in "$prefix")
     say "$name${planned:+ ($planned files)}"
     "$@" >>"$log" 2>&1 &
@@ -229,7 +270,7 @@ phase() {
         ticks=$((ticks + 1))
         [ $((ticks % 30)) -eq 0 ] && kill -0 "$pid" 2>/dev/null || continue
         case "$name" in
-            make) done_now="$(($(grep -c '^ *CC ' "$log" || true) - compiled_before)) of $planned files compiled, " ;;
+            make) done_now="$(($(grep -cE '^ *(CC|FC|PPFC) ' "$log" || true) - compiled_before)) of $planned files compiled, " ;;
             install) done_now="$(($(files_in "$prefix") - installed_before))${planned:+ of $planned} files installed, " ;;
             *) done_now= ;;
         esac
@@ -253,18 +294,10 @@ cd "$tree"
 shared_config_cache=$cache/work/config.cache
 [ -f "$shared_config_cache" ] && grep -v '^ac_cv_env_' "$shared_config_cache" >config.cache
 phase configure ./configure --cache-file=config.cache --prefix="$prefix" "${configure_flags[@]}" \
-    CC="ccache gcc" CXX="ccache g++" "${configure_env[@]}"
+    CC="ccache gcc" CXX="ccache g++" FC=gfortran "${configure_env[@]}"
 cp config.cache "$shared_config_cache.$variant" && mv -f "$shared_config_cache.$variant" "$shared_config_cache"
 phase make make -j"$jobs"
 phase install make install
-
-if [ "$variant" != upstream ]; then
-    # The MPI_T event logger needs this build's mpi.h (its MPI_T_event_*);
-    # the headers it includes are the ones installed in the prefix.
-    say "the event logger: $prefix/lib/libspc-event-logger.so"
-    logged "$prefix/bin/mpicc" -O2 -g -fPIC -shared -Wall -Wextra -Werror \
-        "$repo/tools/events/spc_event_logger.c" -o "$prefix/lib/libspc-event-logger.so" -lpthread
-fi
 
 cat >"$prefix/build-info.json" <<INFO
 {"variant": "$variant", "content_hash": "$hash", "openmpi": "$package_version",
@@ -275,6 +308,7 @@ cat >"$prefix/build-info.json" <<INFO
  "ccache": {$(ccache_delta "$ccache_before")}}
 INFO
 echo "$hash" >"$prefix/.built"
+[ -n "$tools_hash" ] && install_tools
 say "done in $(($(date +%s) - started)) s"
 echo "$prefix"
 exit
