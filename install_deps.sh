@@ -4,7 +4,7 @@
 # something is missing.
 set -euo pipefail
 
-packages=(meson ninja-build g++ pkg-config python3 binutils git libgtest-dev libbenchmark-dev
+packages=(meson ninja-build g++ gfortran pkg-config python3 binutils git libgtest-dev libbenchmark-dev
           make patch xz-utils ccache flex libhwloc-dev libevent-dev
           libpapi-dev papi-tools libsde1 python3-pandas python3-matplotlib valgrind
           libncurses-dev libcpp-httplib-dev iproute2)
@@ -15,9 +15,12 @@ packages=(meson ninja-build g++ pkg-config python3 binutils git libgtest-dev lib
 # counters' tests scrape spc-exporter with it) would pull in its node exporter.
 # The cluster tests (docs/cluster.md): Slurm's daemons and clients, munge,
 # Debian's PMIx (Slurm's pmix plugin loads it for srun --mpi=pmix) and the
-# Pushgateway.
+# Pushgateway.  MPICH's compilers build the programs that spc-check-binary and
+# the stand-ins of tools/foreign_mpi.c refuse (its alternatives' priority, 40,
+# is below Open MPI's 50: mpicc and mpirun stay Debian's Open MPI's).
 without_recommends=(openmpi-bin libopenmpi-dev python3-mpi4py lammps python3-pyelftools
-                    prometheus slurmd slurmctld slurm-client munge libpmix-dev prometheus-pushgateway)
+                    prometheus slurmd slurmctld slurm-client munge libpmix-dev prometheus-pushgateway
+                    libmpich-dev)
 
 # missing PACKAGE...: those not installed.
 missing() {

@@ -115,7 +115,7 @@ if [ "$variant" != upstream ]; then
     # install tag, and what is built below with this build's compilers):
     # a change here reinstalls them in seconds and rebuilds no Open MPI.
     tools=(tools/meson.build tools/spc-env tools/spc-check-binary tools/spc-simnodes tools/examples
-           tools/live tools/events/spc_event_logger.c tools/fortran)
+           tools/live tools/events/spc_event_logger.c tools/foreign_mpi.c tools/fortran)
     # Every Open MPI library and program links the core; with SPC compiled
     # in, also its PAPI export (MPI_Init calls it: pvar_export/ompi/ompi_spc.c).
     libs=-lspc
@@ -290,8 +290,12 @@ cd "$tree"
 # names) is nothing a check looks for.  autoconf refuses a cache written
 # under other CPPFLAGS, LDFLAGS or LIBS (its ac_cv_env_ lines), so the copy
 # a configure starts from leaves those lines out.  The bundled PMIx and ROMIO
-# run configures of their own, which always start afresh.
-shared_config_cache=$cache/work/config.cache
+# run configures of their own, which always start afresh.  The cache is kept
+# per set of the other flags and compilers: answers cached without Fortran
+# (--disable-mpi-fortran) made a Fortran configure find a max array rank of 0.
+cache_key=$({ printf '%s\n' "${configure_flags[@]}" | grep -v -e '^--with-package-string=' -e '^--enable-spc$' -e '^--disable-spc$'
+              gcc --version | head -1; gfortran --version | head -1; } | sha256sum | cut -c1-12)
+shared_config_cache=$cache/work/config-$cache_key.cache
 [ -f "$shared_config_cache" ] && grep -v '^ac_cv_env_' "$shared_config_cache" >config.cache
 phase configure ./configure --cache-file=config.cache --prefix="$prefix" "${configure_flags[@]}" \
     CC="ccache gcc" CXX="ccache g++" FC=gfortran "${configure_env[@]}"

@@ -1,12 +1,14 @@
 """Tests spc-check-binary against the spc build on real binaries: yes for
 Debian's mpi4py (its extension module and a Python script), a C program from
 Debian's mpicc, a C++ program on Debian's C++ bindings (which also runs and
-counts), and Debian's lammps (through the copy installed in the prefix); no,
-with the reason, for programs on the Fortran bindings (`use mpi`, `use
-mpi_f08`; started anyway, they stop with the stand-in's message, not a symbol
-lookup error), one whose DT_RPATH pins another libmpi, one that copies
-ompi_mpi_comm_world at another size, a static one and one without MPI; exit
-2 with a message for bad input.
+counts), Fortran programs from Debian's mpifort (`use mpi`, `use mpi_f08`:
+they run on our Fortran libraries and count) and Debian's lammps (through the
+copy installed in the prefix); no, with the reason, for programs built with
+MPICH (C, `use mpi`, `use mpi_f08`: started anyway, each rank stops with the
+stand-in's one line, not as a one-rank job of its own), Fortran compiled by
+another compiler (a program that needs Intel's Fortran runtime), one whose
+DT_RPATH pins another libmpi, one that copies ompi_mpi_comm_world at another
+size, a static one and one without MPI; exit 2 with a message for bad input.
 
 usage: /usr/bin/python3 check_checker.py PREFIX CHECKER SYSTEM_PING_C FORTRAN_MPI_F90
            FORTRAN_F08_F90 CXX_BINDINGS_CC SCRATCH"""
@@ -88,19 +90,49 @@ def main():
               "the installed checker does not say yes for lmp")
         check(f"{DEBIAN_LIB}/liblammps.so.0" in result.stdout, "it does not say liblammps needs libmpi")
 
-        # No: the Fortran bindings (use mpi, use mpi_f08) from Debian's mpifort; started
-        # anyway, each stops with the stand-in's message, not a symbol lookup error.
+        # Yes: Fortran programs (use mpi, use mpi_f08) from Debian's mpifort run on
+        # our Fortran libraries: rank 0 sends 5 messages of 3 INTEGERs (12 bytes).
         for name, source, library in (("fortran_mpi", fortran_mpi, "libmpi_mpifh.so.40"),
                                       ("fortran_f08", fortran_f08, "libmpi_usempif08.so.40")):
             run(["/usr/bin/mpifort.openmpi", "-o", path(name), source])
-            verdict(checker, prefix, path(name), 1, "no:", library, "Open MPI's Fortran",
-                    "configured with --disable-mpi-fortran")
-            result = run([os.path.join(prefix, "bin", "mpirun"), "-np", "2", path(name)], env=mpirun_env(prefix))
+            ours_fortran = os.path.realpath(os.path.join(prefix, "lib", library))
+            verdict(checker, prefix, path(name), 0, "yes:", f"{library} (needed by {path(name)}) -> {ours_fortran}")
+            csv_path = path(f"{name}.csv")
+            result = run([os.path.join(prefix, "bin", "mpirun"), "-np", "2", "--mca", "mpi_spc_attach", "all",
+                          "--mca", "mpi_spc_dump_enabled", "true", "--mca", "mpi_spc_dump_file", csv_path,
+                          path(name)], env=mpirun_env(prefix))
+            check(result.returncode == 0 and "rank 1 of 2" in result.stdout, f"{name} did not run on 2 ranks")
+            if check(os.path.exists(csv_path), f"{name} wrote no CSV"):
+                expect_counters(read_counters(csv_path), {
+                    (0, "SEND"): 5, (1, "RECV"): 5, (0, "BYTES_SENT_USER"): 5 * 3 * 4,
+                    (1, "BYTES_RECEIVED_USER"): 5 * 3 * 4}, name)
+
+        # No: programs built with MPICH (C, use mpi, use mpi_f08); started with our
+        # mpirun and lib/ first, each rank stops with the stand-in's one line
+        # instead of running as a one-rank job of its own.
+        for name, command, source in (("mpich_c", "/usr/bin/mpicc.mpich", ping_c),
+                                      ("mpich_mpi", "/usr/bin/mpif90.mpich", fortran_mpi),
+                                      ("mpich_f08", "/usr/bin/mpif90.mpich", fortran_f08)):
+            if not check(os.path.exists(command), f"{command} is missing (install_deps.sh installs libmpich-dev)"):
+                continue
+            run([command, "-o", path(name), source])
+            verdict(checker, prefix, path(name), 1, "no:", "it was built with MPICH", "libmpich")
+            result = run([os.path.join(prefix, "bin", "mpirun"), "-np", "2", path(name), "1", "1"],
+                         env=mpirun_env(prefix))
             output = result.stdout + result.stderr
             check(result.returncode != 0, f"{name} ran")
-            check(f"{name} needs {library}, Open MPI's Fortran bindings" in output,
-                  f"no clear message when {name} starts")
-            check("symbol lookup error" not in output, f"{name} still ends in a symbol lookup error")
+            check(output.count(f"{name} was built with MPICH") == 2, f"{name}: not one line per rank saying why")
+            check("symbol lookup error" not in output and "rank 0 of 1" not in output,
+                  f"{name} went past its start")
+
+        # No: Fortran compiled by another compiler (it needs Intel's runtime).
+        with open(path("ifcore.c"), "w") as f:
+            f.write("int for_stop_core;\n")
+        run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libifcore.so.5", "-o", path("libifcore.so.5"), path("ifcore.c")])
+        run(["/usr/bin/mpifort.openmpi", "-o", path("ifort_made"), fortran_mpi,
+             "-Wl,--no-as-needed", path("libifcore.so.5")])
+        verdict(checker, prefix, path("ifort_made"), 1, "no:",
+                "its Fortran was compiled by Intel Fortran (ifort, ifx) (it needs libifcore.so.5)")
 
         # No: a DT_RPATH that pins the system's libmpi wins over LD_LIBRARY_PATH.
         run(["/usr/bin/mpicc.openmpi", "-o", path("pinned"), ping_c,

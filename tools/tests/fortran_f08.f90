@@ -1,12 +1,22 @@
-! A Fortran 2008 MPI program (`use mpi_f08`): built by the tests with Debian's
-! mpifort, it needs libmpi_usempif08.so.40, which our build does not have.
-! Prints its rank.
+! A Fortran 2008 MPI program (`use mpi_f08`), built by the tests with Debian's
+! mpifort (and with MPICH's mpif90, to be refused): rank 0 sends 5 messages
+! of 3 INTEGERs to rank 1.  Prints its rank and the job's size.
 program fortran_f08
   use mpi_f08
   implicit none
-  integer :: rank
+  integer :: rank, size, i
+  integer :: values(3)
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
-  print *, 'rank', rank
+  call MPI_Comm_size(MPI_COMM_WORLD, size)
+  print '(a, i0, a, i0)', 'rank ', rank, ' of ', size
+  do i = 1, 5
+    values = i
+    if (rank == 0 .and. size > 1) then
+      call MPI_Send(values, 3, MPI_INTEGER, 1, i, MPI_COMM_WORLD)
+    else if (rank == 1) then
+      call MPI_Recv(values, 3, MPI_INTEGER, 0, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+    end if
+  end do
   call MPI_Finalize()
 end program fortran_f08
