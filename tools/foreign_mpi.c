@@ -10,7 +10,8 @@
  * time, so the system's copy of one beside this copy of the other would stop
  * in the loader with an undefined symbol instead).
  *
- * Built once per library name: -DSPC_LIBRARY_NAME="libmpich.so.12".
+ * Built once per library name: -DSPC_LIBRARY_NAME="libmpich.so.12"; for
+ * MPICH's Fortran library also -DSPC_MPICH_FORTRAN_OBJECTS.
  */
 #include <dlfcn.h>
 #include <errno.h> /* program_invocation_short_name (_GNU_SOURCE) */
@@ -20,6 +21,17 @@
 
 #ifndef SPC_LIBRARY_NAME
 #error "define SPC_LIBRARY_NAME, the soname this file stands in for"
+#endif
+
+#ifdef SPC_MPICH_FORTRAN_OBJECTS
+/* The objects of MPICH's Fortran library that a `use mpi_f08` program itself
+ * refers to (its MPI_STATUS_IGNORE, MPI_IN_PLACE, ...): the loader binds
+ * those before any constructor runs and would stop, naming one, if they were
+ * missing.  One byte each, less than the program's copy, so the loader
+ * copies without a warning; nothing reads them. */
+#define SPC_PLACEHOLDER __attribute__((visibility("default"))) char
+SPC_PLACEHOLDER MPIR_F08_MPI_STATUS_IGNORE_OBJ[1], MPIR_F08_MPI_STATUSES_IGNORE_OBJ[1];
+SPC_PLACEHOLDER MPIR_F08_MPI_IN_PLACE[1], MPIR_F08_MPI_BOTTOM[1];
 #endif
 
 __attribute__((constructor)) static void refuse_to_start(void)
