@@ -60,6 +60,8 @@ program counts_mpifh
   integer(kind=MPI_ADDRESS_KIND) :: win_size, disp, tag_ub
   logical :: flag, counting, plant
   character(len=16) :: mode
+  character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: version
+  integer :: version_len
   integer(8) :: pred(NC, 0:3), bpred(NB), total, ping_bytes, late_bytes, dup_bytes
   integer(8) :: papi_now(NC), papi_last(NC)
 #ifdef SPC_HELPER
@@ -85,6 +87,9 @@ program counts_mpifh
     call MPI_Abort(MPI_COMM_WORLD, 2, ierr)
   end if
   other = 1 - rank
+  ! which libmpi runs this program (ours says "ompi-spc")
+  call MPI_Get_library_version(version, version_len, ierr)
+  if (rank == 0) print '(2a)', 'library ', version(1:index(version(1:version_len) // new_line('a'), new_line('a')) - 1)
 
   ! --- what each phase makes this rank count --------------------------------
   ping_offset(1) = 0
