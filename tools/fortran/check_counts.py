@@ -2,10 +2,11 @@
 counts_f08.F90) on 2 ranks under our mpirun with every counter on and the
 finalize CSV, and checks what it predicts: the program checks its phases'
 counts itself (through PAPI, and through MPI_T with the spc_counters module
-when built by our mpifort) and prints the totals the CSV must hold
+when built by our mpifort) and writes the totals the CSV must hold
 ("predict RANK NAME VALUE", "predict_comm RANK NAME VALUE" for its
-duplicate communicator "fortran dup"); this script compares those with the
-CSV and the per-communicator CSV, each value exactly.
+duplicate communicator "fortran dup") to a file per rank; this script
+compares those with the CSV and the per-communicator CSV, each value
+exactly.
 
 usage: /usr/bin/python3 check_counts.py HOW PREFIX SOURCE SCRATCH [--control]
   HOW  ours            built by PREFIX/bin/mpifort with the spc_counters module
@@ -48,10 +49,15 @@ PREDICTED_BOUND = {"SEND", "RECV", "BYTES_SENT_USER", "BYTES_RECEIVED_USER", "UN
 DUP_NAME = "fortran dup"
 
 
-def predictions(stdout):
-    """The totals the program printed: {(rank, name): value}, and its duplicate's."""
+def predictions(path):
+    """The totals the program wrote to path.RANK: {(rank, name): value}, and its duplicate's."""
     totals, bound = {}, {}
-    for line in stdout.splitlines():
+    lines = []
+    for rank in (0, 1):
+        if check(os.path.exists(f"{path}.{rank}"), f"rank {rank} wrote no predictions ({path}.{rank})"):
+            with open(f"{path}.{rank}") as f:
+                lines += f.read().splitlines()
+    for line in lines:
         fields = line.split()
         if len(fields) == 4 and fields[0] in ("predict", "predict_comm"):
             target = totals if fields[0] == "predict" else bound
@@ -75,24 +81,27 @@ def mismatches(predicted, values):
 def run_job(prefix, program, folder, library_path, mode):
     """Our mpirun, 2 ranks over vader, every counter on, the finalize CSV."""
     csv_path = os.path.join(folder, f"spc-{mode}.csv")
-    for stale in (csv_path, csv_path.replace(".csv", ".comms.csv")):
+    predicted = os.path.join(folder, f"predicted-{mode}")
+    for stale in (csv_path, csv_path.replace(".csv", ".comms.csv"), predicted + ".0", predicted + ".1"):
         if os.path.exists(stale):
             os.remove(stale)
     result = run([os.path.join(prefix, "bin", "mpirun"), "-np", "2", "--mca", "btl", "self,vader",
                   "-x", "LD_LIBRARY_PATH=" + library_path,
                   "--mca", "mpi_spc_attach", "all,traffic", "--mca", "mpi_spc_dump_enabled", "true",
-                  "--mca", "mpi_spc_dump_file", csv_path, program, mode],
+                  "--mca", "mpi_spc_dump_file", csv_path, program, mode, predicted],
                  env=mpirun_env(prefix), timeout=120)
-    return result, csv_path
+    return result, csv_path, predicted
 
 
-def compare_csv(result, csv_path, what):
-    """The CSV against the program's printed totals; the keys that differ."""
-    totals, bound = predictions(result.stdout)
-    check({name for rank, name in totals} == PREDICTED and len(totals) == 2 * len(PREDICTED),
-          f"{what}: the program did not print a total for each predicted counter and rank: {sorted(totals)}")
-    check({name for rank, name in bound} == PREDICTED_BOUND and len(bound) == 2 * len(PREDICTED_BOUND),
-          f"{what}: the program did not print each bound prediction: {sorted(bound)}")
+def compare_csv(predicted, csv_path, what):
+    """The CSV against the program's totals; the keys that differ."""
+    totals, bound = predictions(predicted)
+    every = {(rank, name) for rank in (0, 1) for name in PREDICTED}
+    check(set(totals) == every, f"{what}: the program wrote no total of {sorted(every - set(totals))}, "
+                                f"and one of {sorted(set(totals) - every)} not expected")
+    every = {(rank, name) for rank in (0, 1) for name in PREDICTED_BOUND}
+    check(set(bound) == every, f"{what}: the program wrote no bound count of {sorted(every - set(bound))}, "
+                               f"and one of {sorted(set(bound) - every)} not expected")
     if not check(os.path.exists(csv_path), f"{what}: no CSV at {csv_path}"):
         return None
     wrong = mismatches(totals, read_counters(csv_path))
@@ -126,8 +135,8 @@ def build(how, prefix, source, folder):
     if how == "ours":
         helper = os.path.realpath(os.environ.get("SPC_FORTRAN_HELPER") or prefix)
         mpifort = os.path.join(prefix, "bin", "mpifort")
-        module_dirs = [d for d in run([mpifort, "--showme:incdirs"]).stdout.split()
-                       if os.path.exists(os.path.join(d, "mpi.mod"))]
+        flags = run([mpifort, "--showme:compile"]).stdout.split()
+        module_dirs = [f[2:] for f in flags if f.startswith("-I") and os.path.exists(os.path.join(f[2:], "mpi.mod"))]
         if not check(module_dirs, f"{mpifort} finds no mpi.mod"):
             finish()
         module_dir = os.path.join(helper, os.path.relpath(module_dirs[-1], prefix))
@@ -154,9 +163,15 @@ def check_debian_binary(program, prefix):
     check(len(needed) == 1, f"the program needs one Open MPI Fortran library, not {needed}")
     alone = ldd(program, None)
     for name in needed + ["libmpi.so.40"]:
-        check(alone.get(name, "").startswith(DEBIAN_LIBDIR + "/"),
+        check(in_folder(alone.get(name), DEBIAN_LIBDIR),
               f"on its own the program loads {name} from {alone.get(name)}, not {DEBIAN_LIBDIR}")
     return needed[0] if needed else None
+
+
+def in_folder(path, folder):
+    """Whether the file path (links followed) lies in folder (links followed:
+    Debian's /lib is /usr/lib)."""
+    return bool(path) and os.path.dirname(os.path.realpath(path)) == os.path.realpath(folder)
 
 
 def debian_fortran_folder(folder):
@@ -187,15 +202,16 @@ def main():
         if how == "debian":
             loaded = ldd(program, library_path)
             for name in (fortran, "libmpi.so.40"):
-                check(loaded.get(name, "").startswith(ours + "/"),
+                check(in_folder(loaded.get(name), ours),
                       f"with our lib/ first, {name} loads from {loaded.get(name)}")
         elif how == "debian-fortran":
             debian_fortran = debian_fortran_folder(folder)
             library_path = debian_fortran + ":" + ours
             loaded = ldd(program, library_path)
-            check(os.path.realpath(loaded.get(fortran, "")) == os.path.join(DEBIAN_LIBDIR, fortran),
-                  f"{fortran} loads from {loaded.get(fortran)}, not Debian's")
-            check(loaded.get("libmpi.so.40", "").startswith(ours + "/"),
+            check(loaded.get(fortran) == os.path.join(debian_fortran, fortran)
+                  and in_folder(loaded.get(fortran), DEBIAN_LIBDIR),
+                  f"{fortran} loads from {loaded.get(fortran)}, not from {debian_fortran} (Debian's)")
+            check(in_folder(loaded.get("libmpi.so.40"), ours),
                   f"libmpi.so.40 loads from {loaded.get('libmpi.so.40')}, not ours")
             # The same program on Debian's own Open MPI: its MPI_TAG_UB.
             env = {k: v for k, v in mpirun_env(prefix).items() if k != "LD_LIBRARY_PATH"}
@@ -203,22 +219,22 @@ def main():
                         env=env, timeout=120)
             check(plain.returncode == 0 and "package: Debian OpenMPI" in plain.stdout,
                   "the plain run on Debian's own Open MPI failed")
-            debian_tag_ub = re.findall(r"^tag_ub (\d+)$", plain.stdout, re.M)
+            debian_tag_ub = re.findall(r"tag_ub (\d+)", plain.stdout)
 
-        result, csv_path = run_job(prefix, program, folder, library_path, "count")
+        result, csv_path, predicted = run_job(prefix, program, folder, library_path, "count")
         check(result.returncode == 0, f"{how}: the job failed (or a check inside it)")
         check("(ompi-spc spc)" in result.stdout, "the libmpi the program printed is not our build's")
         check(result.stdout.count(": all checks passed") == 2, "not every rank passed its own checks")
-        wrong = compare_csv(result, csv_path, how)
+        wrong = compare_csv(predicted, csv_path, how)
         check(wrong == [], f"{how}: CSV differs from the predictions at {wrong}")
         if how == "debian-fortran":
-            ours_tag_ub = re.findall(r"^tag_ub (\d+)$", result.stdout, re.M)
+            ours_tag_ub = re.findall(r"tag_ub (\d+)", result.stdout)
             check(len(debian_tag_ub) == 1 and ours_tag_ub == debian_tag_ub,
                   f"MPI_TAG_UB through Debian's Fortran layer: {ours_tag_ub} over our libmpi, "
                   f"{debian_tag_ub} over Debian's")
 
         if control:
-            planted, planted_csv = run_job(prefix, program, folder, library_path, "plant")
+            planted, planted_csv, planted_predicted = run_job(prefix, program, folder, library_path, "plant")
             check(planted.returncode != 0, "control: a planted wrong prediction did not fail the job")
             papi_line = re.search(r"FAIL rank 0 phase 1 SEND through PAPI: (\d+), predicted (\d+)", planted.stdout)
             check(papi_line is not None and int(papi_line.group(2)) == int(papi_line.group(1)) + 1,
@@ -226,9 +242,9 @@ def main():
             if how == "ours":
                 check(re.search(r"FAIL rank 0 phase 1 SEND through MPI_T: (\d+), predicted", planted.stdout),
                       "control: the program's MPI_T check did not report SEND")
-            check(len(re.findall(r"^FAIL", planted.stdout, re.M)) == (2 if how == "ours" else 1),
+            check(len(re.findall(r"FAIL rank", planted.stdout)) == (2 if how == "ours" else 1),
                   "control: checks other than the planted one failed")
-            check(compare_csv(planted, planted_csv, "control") == [(0, "SEND")],
+            check(compare_csv(planted_predicted, planted_csv, "control") == [(0, "SEND")],
                   "control: the CSV comparison did not name exactly (0, SEND)")
     finish()
 

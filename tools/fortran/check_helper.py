@@ -30,8 +30,8 @@ MESSAGES = [
 
 def module_dir(prefix):
     """The folder of our mpifort's include path that holds mpi.mod, relative to prefix."""
-    dirs = [d for d in run([os.path.join(prefix, "bin", "mpifort"), "--showme:incdirs"]).stdout.split()
-            if os.path.exists(os.path.join(d, "mpi.mod"))]
+    flags = run([os.path.join(prefix, "bin", "mpifort"), "--showme:compile"]).stdout.split()
+    dirs = [f[2:] for f in flags if f.startswith("-I") and os.path.exists(os.path.join(f[2:], "mpi.mod"))]
     if not check(dirs and dirs[-1].startswith(prefix + "/"), f"no mpi.mod on our mpifort's include path: {dirs}"):
         finish()
     return os.path.relpath(dirs[-1], prefix)

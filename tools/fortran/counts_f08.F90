@@ -17,16 +17,23 @@
 !   C  on the duplicate: an Isend to a posted Irecv, then a message after it
 !      (rank 1 waits for that one and tests the first: done), and KD
 !      unexpected messages; counters bound to the duplicate, exact.
-! Then it prints the totals a finalize CSV must hold ("predict RANK NAME
+! Between phases, and before MPI_Finalize (whose report communicates), the
+! ranks hand over with 0-byte messages to receives posted earlier: no
+! message of a phase, nor of the finalize report, can reach a rank still
+! counting the one before.
+! Then it writes the totals a finalize CSV must hold ("predict RANK NAME
 ! VALUE", "predict_comm RANK NAME VALUE" for the duplicate, named
-! "fortran dup"), which tools/fortran/check_counts.py compares.
+! "fortran dup"), which tools/fortran/check_counts.py compares: to
+! PREDICTIONS.RANK, or to standard output without PREDICTIONS (where the
+! ranks' lines and the finalize report may interleave).
 !
-! usage: counts_f08 [count|plant|plain]
+! usage: counts_f08 [count|plant|plain [PREDICTIONS]]
 !   count  (default) the counts above; exit status 1 if one differs
 !   plant  the same with rank 0's phase A SEND predicted one too many: the
 !          checks must fail (the control of the checker)
 !   plain  no counters at all (any Open MPI): the traffic and its data checks
 program counts_f08
+  use, intrinsic :: iso_fortran_env, only: output_unit
   use mpi_f08
 #ifdef SPC_HELPER
   use spc_counters
@@ -37,7 +44,7 @@ program counts_f08
   integer, parameter :: NPING = 20, K = 6, KD = 4, NBCAST = 3, NALLRED = 2, NBARRIER = 2
   integer, parameter :: NPUT = 3, NGET = 2, NWIN = 8
   integer, parameter :: PING_TAG = 1, READY_TAG = 4, LATE_TAG = 100, ISEND_TAG = 20, &
-                        AFTER_TAG = 22, DUP_LATE_TAG = 30
+                        AFTER_TAG = 22, DUP_LATE_TAG = 30, DONE_TAG = 40, GO_TAG = 41
   ! The counters this program predicts, by catalogue name.
   integer, parameter :: C_SEND = 1, C_RECV = 2, C_ISEND = 3, C_IRECV = 4, C_WAIT = 5, &
                         C_WAITALL = 6, C_TEST = 7, C_PROBE = 8, C_BARRIER = 9, C_BCAST = 10, &
@@ -56,20 +63,23 @@ program counts_f08
   type(MPI_Win) :: win
   type(MPI_Group) :: group
   type(MPI_Request) :: ready_req, dup_ready_req, isend_req, req20, req22, ping_req(NPING)
+  type(MPI_Request) :: done_a_req, go_b_req, done_c_req, go_end_req
   type(MPI_Datatype) :: types(2)
   integer :: group_size, eventset, check
   integer :: ping_count(NPING), ping_offset(NPING + 1)
   integer, allocatable, asynchronous :: pingbuf(:)
-  integer, asynchronous :: ready_buf(1), dup_buf(3), after_buf(1), origin(NPUT), got(NGET), w(NWIN)
+  integer, asynchronous :: ready_buf(1), turn_buf(1), dup_buf(3), after_buf(1), origin(NPUT), got(NGET), w(NWIN)
   integer :: late_buf(1), dup_late(2 * KD)
   integer :: bcast_buf(5), sum_in(2), sum_out(2)
   integer :: a2a_send(5), a2a_recv(5), scounts(2), sdispls(2), rcounts(2), rdispls(2)
   integer(kind=MPI_ADDRESS_KIND) :: win_size, disp, tag_ub
   logical :: flag, counting, plant
   character(len=16) :: mode
+  character(len=1024) :: predictions, path
+  integer :: unit
   character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: version
   integer :: version_len
-  integer(8) :: pred(NC, 0:3), bpred(NB), total, ping_bytes, late_bytes, dup_bytes
+  integer(8) :: pred(NC, 0:4), bpred(NB), total, ping_bytes, late_bytes, dup_bytes
   integer(8) :: papi_now(NC), papi_last(NC)
 #ifdef SPC_HELPER
   integer(8) :: mpit_now(NC), mpit_last(NC)
@@ -78,8 +88,10 @@ program counts_f08
 
   mode = 'count'
   if (command_argument_count() >= 1) call get_command_argument(1, mode)
+  predictions = ''
+  if (command_argument_count() >= 2) call get_command_argument(2, predictions)
   if (mode /= 'count' .and. mode /= 'plant' .and. mode /= 'plain') then
-    print '(a)', 'usage: counts_f08 [count|plant|plain]'
+    print '(a)', 'usage: counts_f08 [count|plant|plain [PREDICTIONS]]'
     stop 2
   end if
   counting = mode /= 'plain'
@@ -94,6 +106,10 @@ program counts_f08
     call MPI_Abort(MPI_COMM_WORLD, 2)
   end if
   other = 1 - rank
+  done_a_req = MPI_REQUEST_NULL                      ! each rank posts two of the four
+  go_b_req = MPI_REQUEST_NULL
+  done_c_req = MPI_REQUEST_NULL
+  go_end_req = MPI_REQUEST_NULL
   ! which libmpi runs this program (ours says "ompi-spc")
   call MPI_Get_library_version(version, version_len)
   if (rank == 0) print '(2a)', 'library ', version(1:index(version(1:version_len) // new_line('a'), new_line('a')) - 1)
@@ -123,11 +139,13 @@ program counts_f08
   pred(C_GET, 2) = NGET
   pred(C_UNEXPECTED, 2) = UNPREDICTED
   if (rank == 0) then
-    pred(C_IRECV, 0) = 1                              ! the "ready" of phase A
+    pred(C_IRECV, 0) = 2                              ! the "ready" of phase A, "done" after it
+    pred([C_WAIT, C_SEND], 2) = 1                     ! "done", then "go"
     pred(C_WAIT, 1) = 1
     pred(C_SEND, 1) = NPING + K
     pred(C_SENT, 1) = ping_bytes + late_bytes
-    pred(C_IRECV, 2) = 1                              ! the "ready" of phase C
+    pred(C_IRECV, 2) = 2                              ! the "ready" of phase C, "done" after it
+    pred([C_WAIT, C_SEND], 4) = 1                     ! after the counters: "done", then "go"
     pred(C_WAIT, 3) = 2
     pred(C_ISEND, 3) = 1
     pred(C_SEND, 3) = 1 + KD
@@ -136,14 +154,16 @@ program counts_f08
     bpred(3) = dup_bytes                              ! BYTES_SENT_USER
     if (plant) pred(C_SEND, 1) = pred(C_SEND, 1) + 1
   else
-    pred(C_IRECV, 0) = NPING
+    pred(C_IRECV, 0) = NPING + 1                      ! the pings, "go" after phase A
+    pred([C_SEND, C_WAIT], 2) = 1                     ! "done", then "go"
     pred(C_SEND, 1) = 1
     pred(C_WAITALL, 1) = 1
     pred(C_PROBE, 1) = 1
     pred(C_RECV, 1) = K
     pred(C_RECEIVED, 1) = ping_bytes + late_bytes
     pred(C_UNEXPECTED, 1) = K
-    pred(C_IRECV, 2) = 2
+    pred(C_IRECV, 2) = 3                              ! 2 on the duplicate, "go" after phase C
+    pred([C_SEND, C_WAIT], 4) = 1                     ! after the counters: "done", then "go"
     pred(C_SEND, 3) = 1
     pred(C_WAIT, 3) = 1
     pred(C_TEST, 3) = 1
@@ -165,11 +185,13 @@ program counts_f08
       call MPI_Irecv(pingbuf(ping_offset(i) + 1), ping_count(i), MPI_INTEGER, 0, PING_TAG, &
                      MPI_COMM_WORLD, ping_req(i))
     end do
+    call MPI_Irecv(turn_buf, 0, MPI_INTEGER, 0, GO_TAG, MPI_COMM_WORLD, go_b_req)
   else
     do i = 1, NPING
       pingbuf(ping_offset(i) + 1:ping_offset(i + 1)) = i
     end do
     call MPI_Irecv(ready_buf, 0, MPI_INTEGER, 1, READY_TAG, MPI_COMM_WORLD, ready_req)
+    call MPI_Irecv(turn_buf, 0, MPI_INTEGER, 1, DONE_TAG, MPI_COMM_WORLD, done_a_req)
   end if
   call MPI_Barrier(MPI_COMM_WORLD)
   if (counting) call start_counters()
@@ -199,6 +221,7 @@ program counts_f08
     end do
   end if
   if (counting) call checkpoint(1)
+  call hand_over(done_a_req, go_b_req)
 
   ! --- phase B ---------------------------------------------------------------
   call MPI_Comm_dup(MPI_COMM_WORLD, dup)
@@ -272,7 +295,9 @@ program counts_f08
   ! the receives of phase C, posted before its sends can start
   if (rank == 0) then
     call MPI_Irecv(ready_buf, 0, MPI_INTEGER, 1, READY_TAG, dup, dup_ready_req)
+    call MPI_Irecv(turn_buf, 0, MPI_INTEGER, 1, DONE_TAG, MPI_COMM_WORLD, done_c_req)
   else
+    call MPI_Irecv(turn_buf, 0, MPI_INTEGER, 0, GO_TAG, MPI_COMM_WORLD, go_end_req)
     dup_buf = 0
     after_buf = 0
     call MPI_Irecv(dup_buf, 3, MPI_INTEGER, 0, ISEND_TAG, dup, req20)
@@ -314,15 +339,24 @@ program counts_f08
   if (counting) then
     call checkpoint(3)
     call stop_counters()
+  end if
+  call hand_over(done_c_req, go_end_req)
+  if (counting) then
     ! the totals a finalize CSV must hold
+    unit = output_unit
+    if (predictions /= '') then
+      write(path, '(2a, i0)') trim(predictions), '.', rank
+      open(newunit=unit, file=path, status='replace', action='write')
+    end if
     do c = 1, NC
       if (any(pred(c, :) == UNPREDICTED)) cycle
       total = sum(pred(c, :))
-      print '(a, i0, 1x, a, 1x, i0)', 'predict ', rank, trim(names(c)), total
+      write(unit, '(a, i0, 1x, a, 1x, i0)') 'predict ', rank, trim(names(c)), total
     end do
     do c = 1, NB
-      print '(a, i0, 1x, a, 1x, i0)', 'predict_comm ', rank, trim(names(bound(c))), bpred(c)
+      write(unit, '(a, i0, 1x, a, 1x, i0)') 'predict_comm ', rank, trim(names(bound(c))), bpred(c)
     end do
+    if (unit /= output_unit) close(unit)
   end if
   call MPI_Comm_free(dup)
   deallocate(pingbuf)
@@ -335,6 +369,19 @@ program counts_f08
   if (nfail /= 0) stop 1
 
 contains
+
+  ! Rank 1, done counting a phase, says so; rank 0 waits for that, then
+  ! lets rank 1 go on.  Each message meets a receive posted a phase before.
+  subroutine hand_over(done_req, go_req)
+    type(MPI_Request), intent(inout) :: done_req, go_req
+    if (rank == 1) then
+      call MPI_Send(turn_buf, 0, MPI_INTEGER, 0, DONE_TAG, MPI_COMM_WORLD)
+      call MPI_Wait(go_req, MPI_STATUS_IGNORE)
+    else
+      call MPI_Wait(done_req, MPI_STATUS_IGNORE)
+      call MPI_Send(turn_buf, 0, MPI_INTEGER, 1, GO_TAG, MPI_COMM_WORLD)
+    end if
+  end subroutine hand_over
 
   subroutine expect(condition, what)
     logical, intent(in) :: condition

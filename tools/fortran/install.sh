@@ -3,7 +3,8 @@
 # and the module spc_counters of spc_counters.f90) with an Open MPI build's
 # own mpicc and mpifort, and installs the library into lib/ and
 # spc_counters.mod where that mpifort finds Open MPI's own modules (the
-# folder of its --showme:incdirs that holds mpi.mod: lib/ for Open MPI 4.1).
+# folder of its --showme:compile -I flags that holds mpi.mod: lib/ for Open
+# MPI 4.1, which --showme:incdirs leaves out).
 # ompi_patches/build_ompi.sh runs it for every build it installs tools into.
 #
 # usage: tools/fortran/install.sh PREFIX [DEST]
@@ -23,12 +24,12 @@ mpicc=$prefix/bin/mpicc
 mpifort=$prefix/bin/mpifort
 
 moddir=
-for dir in $("$mpifort" --showme:incdirs); do
-    [ -f "$dir/mpi.mod" ] && moddir=$dir
+for flag in $("$mpifort" --showme:compile); do
+    case "$flag" in -I*) [ -f "${flag#-I}/mpi.mod" ] && moddir=${flag#-I} ;; esac
 done
 case "$moddir" in
     "$prefix"/*) ;;
-    *) echo "install.sh: $mpifort finds no mpi.mod under $prefix (incdirs: $("$mpifort" --showme:incdirs))" >&2
+    *) echo "install.sh: $mpifort finds no mpi.mod under $prefix (it compiles with: $("$mpifort" --showme:compile))" >&2
        exit 1 ;;
 esac
 moddir=${moddir#"$prefix"/}
