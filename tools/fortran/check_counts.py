@@ -85,7 +85,10 @@ def run_job(prefix, program, folder, library_path, mode):
     for stale in (csv_path, csv_path.replace(".csv", ".comms.csv"), predicted + ".0", predicted + ".1"):
         if os.path.exists(stale):
             os.remove(stale)
-    result = run([os.path.join(prefix, "bin", "mpirun"), "-np", "2", "--mca", "btl", "self,vader",
+    # --noprefix: mpirun started by its full path would put our lib/ in
+    # front of the LD_LIBRARY_PATH it passes (as --prefix does), before
+    # Debian's Fortran libraries of debian-fortran.
+    result = run([os.path.join(prefix, "bin", "mpirun"), "--noprefix", "-np", "2", "--mca", "btl", "self,vader",
                   "-x", "LD_LIBRARY_PATH=" + library_path,
                   "--mca", "mpi_spc_attach", "all,traffic", "--mca", "mpi_spc_dump_enabled", "true",
                   "--mca", "mpi_spc_dump_file", csv_path, program, mode, predicted],
@@ -224,6 +227,16 @@ def main():
         result, csv_path, predicted = run_job(prefix, program, folder, library_path, "count")
         check(result.returncode == 0, f"{how}: the job failed (or a check inside it)")
         check("(ompi-spc spc)" in result.stdout, "the libmpi the program printed is not our build's")
+        # What rank 0 really loaded (its /proc/self/maps): libmpi ours, and
+        # the Fortran layer ours, or Debian's for debian-fortran.
+        loaded = {os.path.basename(path).split(".so")[0]: path
+                  for path in re.findall(r"loaded (\S+)", result.stdout)}
+        check("libmpi" in loaded and in_folder(loaded["libmpi"], ours), f"libmpi loaded: {loaded.get('libmpi')}")
+        layers = [name for name in loaded if name != "libmpi"]
+        check(layers, f"no Open MPI Fortran library loaded: {loaded}")
+        for name in layers:
+            check(in_folder(loaded[name], DEBIAN_LIBDIR if how == "debian-fortran" else ours),
+                  f"{how}: {name} loaded from {loaded[name]}")
         check(result.stdout.count(": all checks passed") == 2, "not every rank passed its own checks")
         wrong = compare_csv(predicted, csv_path, how)
         check(wrong == [], f"{how}: CSV differs from the predictions at {wrong}")

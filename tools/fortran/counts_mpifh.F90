@@ -99,6 +99,7 @@ program counts_mpifh
     call MPI_Abort(MPI_COMM_WORLD, 2, ierr)
   end if
   other = 1 - rank
+  if (rank == 0) call print_libraries()
   done_a_req = MPI_REQUEST_NULL                      ! each rank posts two of the four
   go_b_req = MPI_REQUEST_NULL
   done_c_req = MPI_REQUEST_NULL
@@ -375,6 +376,27 @@ contains
       call MPI_Send(turn_buf, 0, MPI_INTEGER, 1, GO_TAG, MPI_COMM_WORLD, ierr)
     end if
   end subroutine hand_over
+
+  ! The Open MPI libraries this process has loaded, from /proc/self/maps
+  ! (links followed): which Fortran layer and libmpi really run.
+  subroutine print_libraries()
+    character(len=1024) :: line, seen(16)
+    integer :: maps, ios, n, at, k
+    n = 0
+    open(newunit=maps, file='/proc/self/maps', action='read', status='old', iostat=ios)
+    if (ios /= 0) return
+    do
+      read(maps, '(a)', iostat=ios) line
+      if (ios /= 0) exit
+      at = index(line, '/')
+      if (at == 0 .or. index(line, '/libmpi') == 0) cycle
+      if (any([(seen(k) == line(at:), k = 1, n)]) .or. n == size(seen)) cycle
+      n = n + 1
+      seen(n) = line(at:)
+      print '(2a)', 'loaded ', trim(seen(n))
+    end do
+    close(maps)
+  end subroutine print_libraries
 
   subroutine expect(condition, what)
     logical, intent(in) :: condition
