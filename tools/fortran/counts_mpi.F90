@@ -9,10 +9,15 @@
 !      messages rank 1 lets arrive unreceived (unexpected on purpose: it
 !      probes for the last, then receives them);
 !   B  MPI_Comm_dup, NBCAST bcasts, NALLRED allreduces, one alltoallw,
-!      NBARRIER barriers, NPUT puts and NGET gets in a fence epoch, the
-!      attribute MPI_TAG_UB and a group (unexpected messages not predicted:
+!      NBARRIER barriers, NPUT puts and NGET gets in a fence epoch; and
+!      what the Fortran library does with Open MPI's structs itself
+!      (attributes: MPI_TAG_UB and one of its own; a group; an error it
+!      returns through MPI_COMM_WORLD's error handler; the requests of
+!      MPI_Wait and MPI_Test in phases A and C), which with Debian's
+!      Fortran library over our libmpi shows our fields are where Debian's
+!      library reads them.  Unexpected messages are not predicted here:
 !      collectives' internal messages may or may not arrive before their
-!      receives);
+!      receives;
 !   C  on the duplicate: an Isend to a posted Irecv, then a message after it
 !      (rank 1 waits for that one and tests the first: done), and KD
 !      unexpected messages; counters bound to the duplicate, exact.
@@ -68,6 +73,9 @@ program counts_mpi
   integer :: a2a_send(5), a2a_recv(5), scounts(2), sdispls(2), rcounts(2), rdispls(2), types(2)
   integer(kind=MPI_ADDRESS_KIND) :: win_size, disp, tag_ub
   logical :: flag, counting, plant
+  integer :: err_code, keyval
+  integer(kind=MPI_ADDRESS_KIND) :: attr_val, extra_state
+  character(len=MPI_MAX_ERROR_STRING + 8) :: long_string
   character(len=16) :: mode
   character(len=1024) :: predictions, path
   integer :: unit
@@ -287,6 +295,23 @@ program counts_mpi
   call MPI_Group_size(group, group_size, ierr)
   call expect(group_size == 2, 'group size')
   call MPI_Group_free(group, ierr)
+  ! an attribute of our own: keyval and attribute code of the Fortran layer
+  extra_state = 0
+  call MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, keyval, extra_state, ierr)
+  attr_val = 4242 + rank
+  call MPI_Comm_set_attr(dup, keyval, attr_val, ierr)
+  attr_val = 0
+  call MPI_Comm_get_attr(dup, keyval, attr_val, flag, ierr)
+  call expect(flag .and. attr_val == 4242 + rank, 'own attribute')
+  call MPI_Comm_delete_attr(dup, keyval, ierr)
+  call MPI_Comm_free_keyval(keyval, ierr)
+  ! an error the Fortran layer raises itself (a string over
+  ! MPI_MAX_ERROR_STRING) through MPI_COMM_WORLD's error handler
+  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
+  long_string = repeat('x', len(long_string))
+  call MPI_Add_error_string(MPI_ERR_LASTCODE, long_string, err_code)
+  call expect(err_code == MPI_ERR_ARG, 'error returned by the Fortran layer')
+  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL, ierr)
   ! the receives of phase C, posted before its sends can start
   if (rank == 0) then
     call MPI_Irecv(ready_buf, 0, MPI_INTEGER, 1, READY_TAG, dup, dup_ready_req, ierr)
