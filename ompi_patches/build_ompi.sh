@@ -161,6 +161,7 @@ install_tools() {
     say "the event logger: $prefix/lib/libspc-event-logger.so"
     logged "$prefix/bin/mpicc" -O2 -g -fPIC -shared -Wall -Wextra -Werror \
         "$repo/tools/events/spc_event_logger.c" -o "$prefix/lib/libspc-event-logger.so" -lpthread
+    logged "$repo/tools/fortran/install.sh" "$prefix"
     echo "$tools_hash" >"$prefix/.tools-built"
 }
 tools_current() { [ -z "$tools_hash" ] || [ "$(cat "$prefix/.tools-built" 2>/dev/null)" = "$tools_hash" ]; }
