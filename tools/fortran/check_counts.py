@@ -1,5 +1,5 @@
-"""Runs one of the Fortran counting programs (counts_mpifh.F90, counts_mpi.F90,
-counts_f08.F90) on 2 ranks under our mpirun with every counter on and the
+"""Runs one of the Fortran counting programs (counts_mpi.F90, on mpif.h
+with --mpifh, counts_f08.F90) on 2 ranks under our mpirun with every counter on and the
 finalize CSV, and checks what it predicts: the program checks its phases'
 counts itself (through PAPI, and through MPI_T with the spc_counters module
 when built by our mpifort) and writes the totals the CSV must hold
@@ -8,7 +8,7 @@ duplicate communicator "fortran dup") to a file per rank; this script
 compares those with the CSV and the per-communicator CSV, each value
 exactly.
 
-usage: /usr/bin/python3 check_counts.py HOW PREFIX SOURCE SCRATCH [--control]
+usage: /usr/bin/python3 check_counts.py HOW PREFIX SOURCE SCRATCH [--mpifh] [--control]
   HOW  ours            built by PREFIX/bin/mpifort with the spc_counters module
                        (from $SPC_FORTRAN_HELPER if set, a folder install.sh
                        installed into, else PREFIX)
@@ -21,6 +21,7 @@ usage: /usr/bin/python3 check_counts.py HOW PREFIX SOURCE SCRATCH [--control]
                        Fortran layer over our libmpi; also run plain under
                        Debian's own mpirun and libraries, for the value of
                        MPI_TAG_UB, which must be the same
+  --mpifh    builds SOURCE with -DSPC_MPIFH: counts_mpi.F90 on include 'mpif.h'
   --control  also runs the program with a planted wrong prediction (rank 0's
              phase A SEND one too many): the program must fail its PAPI
              (and MPI_T) checks, and the CSV comparison must name exactly
@@ -131,10 +132,11 @@ def ldd(program, library_path):
     return found
 
 
-def build(how, prefix, source, folder):
-    """Compiles source (-Wall -Werror) as HOW says; the program's path."""
-    program = os.path.join(folder, os.path.basename(source).removesuffix(".F90") + "-" + how)
-    papi = ["-I/usr/include", "-lpapi"]
+def build(how, prefix, source, folder, defines):
+    """Compiles source (-Wall -Werror, -D each of defines) as HOW says; the program's path."""
+    name = "counts_mpifh" if "SPC_MPIFH" in defines else os.path.basename(source).removesuffix(".F90")
+    program = os.path.join(folder, name + "-" + how)
+    papi = ["-I/usr/include", "-lpapi"] + ["-D" + define for define in defines]
     if how == "ours":
         helper = os.path.realpath(os.environ.get("SPC_FORTRAN_HELPER") or prefix)
         mpifort = os.path.join(prefix, "bin", "mpifort")
@@ -189,8 +191,9 @@ def debian_fortran_folder(folder):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--control"]
+    args = [a for a in sys.argv[1:] if a not in ("--control", "--mpifh")]
     control = "--control" in sys.argv[1:]
+    defines = ["SPC_MPIFH"] if "--mpifh" in sys.argv[1:] else []
     if len(args) != 4 or args[0] not in ("ours", "debian", "debian-fortran"):
         sys.exit(__doc__)
     how, prefix, source, scratch = args
@@ -198,7 +201,7 @@ def main():
     ours = os.path.join(prefix, "lib")
     os.makedirs(scratch, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=scratch) as folder:
-        program = build(how, prefix, source, folder)
+        program = build(how, prefix, source, folder, defines)
         library_path = ours
         if how != "ours":
             fortran = check_debian_binary(program, prefix)

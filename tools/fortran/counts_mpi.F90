@@ -1,6 +1,6 @@
 ! Exact SPC counts from a Fortran program on the `use mpi` binding (the
-! module mpi, ignore-TKR interfaces), on 2 ranks; the same traffic and
-! predictions as counts_mpi.F90, made through this binding.  Three phases of traffic, each with the
+! module mpi, ignore-TKR interfaces) or, built with -DSPC_MPIFH, on the
+! mpif.h binding (include 'mpif.h'), on 2 ranks.  Three phases of traffic, each with the
 ! counts this program predicts for it, read inside the program through PAPI
 ! (sde:::ompi_spc::OMPI_SPC_*, PAPIF_*) and, built with -DSPC_HELPER,
 ! through MPI_T (module spc_counters of libspc_fortran):
@@ -38,11 +38,16 @@
 !   plain  no counters at all (any Open MPI): the traffic and its data checks
 program counts_mpi
   use, intrinsic :: iso_fortran_env, only: output_unit
+#ifndef SPC_MPIFH
   use mpi
+#endif
 #ifdef SPC_HELPER
   use spc_counters
 #endif
   implicit none
+#ifdef SPC_MPIFH
+  include 'mpif.h'
+#endif
   include 'f90papi.h'
 
   integer, parameter :: NPING = 20, K = 6, KD = 4, NBCAST = 3, NALLRED = 2, NBARRIER = 2
