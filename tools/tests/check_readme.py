@@ -4,9 +4,9 @@ document given, every part between the front-door markers
     <!-- front-door: begin ... -->   and   <!-- front-door: end -->
 
 (a document may have several) is taken, and their fenced blocks become one
-bash script per document, in order: ```sh blocks verbatim, ```python and
-```c blocks written to the file their first comment names (e.g.
-"# ping.py: ..."), each in the folder the commands are in at that point.  A
+bash script per document, in order: ```sh blocks verbatim, ```python,
+```c and ```fortran blocks written to the file their first comment names
+(e.g. "# ping.py: ...", "! sends.f90: ..."), each in the folder the commands are in at that point.  A
 ```text block right after a ```sh block is that block's output: every line
 of it but "..." must be a line of what the block printed (spacing aside).
 Any other block fails the test, so nothing marked goes unrun.  Each
@@ -34,7 +34,7 @@ import tempfile
 from common import check, finish
 
 BEGIN, END = "<!-- front-door: begin", "<!-- front-door: end -->"
-FILE_NAME = re.compile(r"^(?:#|/\*|//) ([\w.-]+\.(?:py|c)):")
+FILE_NAME = re.compile(r"^(?:#|/\*|//|!) ([\w.-]+\.(?:py|c|f90)):")
 MARK = "@@@ readme block {} done @@@"
 
 
@@ -71,7 +71,7 @@ def script_of(section_blocks):
         if language == "sh":
             lines += [body.rstrip("\n"), "echo '" + MARK.format(number) + "'"]
             last_sh = number
-        elif language in ("python", "c"):
+        elif language in ("python", "c", "fortran"):
             names = [FILE_NAME.match(line) for line in body.splitlines()[:2]]
             names = [n.group(1) for n in names if n]
             last_sh = None
