@@ -17,6 +17,7 @@ packages=(meson ninja-build g++ pkg-config python3 binutils git libgtest-dev lib
 # Debian's PMIx (Slurm's pmix plugin loads it for srun --mpi=pmix) and the
 # Pushgateway.
 without_recommends=(openmpi-bin libopenmpi-dev python3-mpi4py lammps python3-pyelftools
+                    nwchem-openmpi nwchem-data elk-lapw abinit abinit-data
                     prometheus slurmd slurmctld slurm-client munge libpmix-dev prometheus-pushgateway)
 
 # missing PACKAGE...: those not installed.
