@@ -30,7 +30,8 @@ planted in a copy of a real pair of records, and a result one digit off,
 must each be reported, and only they.
 
 Writes OUT/apps.json (every count, ours and independent, per rank), OUT/apps.md
-(the table) and OUT/config.json (builds, packages, CPU, date, command).
+(the table), OUT/config.json (builds, packages, CPU, date, command) and
+OUT/raw.tar.xz (each run's output, CSV and independent counts).
 Exit 1 if a check fails.
 
 usage: /usr/bin/python3 run_apps.py PREFIX LIBRARY OUT [--known known_traffic.f90] [--apps nwchem,elk,abinit]"""
@@ -414,6 +415,20 @@ def markdown(rows):
     return "\n".join(lines) + "\n" + NOTES
 
 
+def pack(out, folders):
+    """The runs' folders into OUT/raw.tar.xz, without what the applications
+    wrote besides their output, the finalize CSV, the independent counts and
+    the file holding the physical result (Elk alone writes 10 MB)."""
+    keep = re.compile(r"^(stdout\.txt|stderr\.txt|spc\.csv|pmpi_count\.\d+\.json|INFO\.OUT|[^.]+\.(nw|abi|in|f90))$")
+    members = []
+    for folder in folders:
+        for root, _, files in os.walk(os.path.join(out, folder)):
+            members += [os.path.relpath(os.path.join(root, f), out) for f in sorted(files) if keep.match(f)]
+    subprocess.run(["tar", "-C", out, "-cJf", os.path.join(out, "raw.tar.xz")] + members, check=True)
+    for folder in folders:
+        shutil.rmtree(os.path.join(out, folder), ignore_errors=True)
+
+
 def configuration(prefix, library, apps):
     def sh(*command):
         return subprocess.run(command, capture_output=True, text=True).stdout.strip()
@@ -480,6 +495,7 @@ def main():
     config = configuration(prefix, library, {k: apps[k] for k in chosen})
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(config, f, indent=1)
+    pack(args.out, chosen + (["known_traffic"] if args.known else []))
     table = (f"Unchanged Debian applications on {RANKS} ranks over vader, {config['date']}, {config['cpu']} "
              f"({config['cpus']} CPUs), our build {config['build_info'].get('variant', '?')} "
              f"{config['build_info'].get('content_hash', '?')}, packages "
