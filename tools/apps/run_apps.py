@@ -407,7 +407,7 @@ def markdown(rows):
         compared = sum(len(x["compared"]) + len(x["compared_zero"]) for x in row["ranks"].values())
         lines.append(
             f"| {row['application']} | {r['name']} {r['debian']} / {r['ours']} {r['unit']} "
-            f"({'same digits' if r['same'] else 'DIFFERENT'}) | {s['sends']:,} | {s['receives']:,} | "
+            f"({'DIFFERENT' if not r['same'] else 'same digits' if r['debian'] == r['ours'] else 'within ' + format(r['tolerance'], 'g')}) | {s['sends']:,} | {s['receives']:,} | "
             f"{s['collectives']:,} | {s['puts']:,} | {s['gets']:,} | {s['accumulates_independent']:,} | "
             f"{s['bytes_sent_user']:,} / {s['bytes_received_user']:,} | {s['unexpected']:,} / "
             f"{s['user_messages_received']:,} ({share}) | {s['match_time_us']:,} | "
