@@ -2,7 +2,8 @@
 netpipe_runs/app_runs.py: per configuration the median wall time of the job
 (mpirun's start to end) and its ratio to the baseline's of the same round,
 median [min-max] over rounds (analysis/lammps_report.py's table), then the
-physical result of every run, which must be one.  Writes summary.md.
+physical results of the runs (one value, or their spread per configuration).
+Writes summary.md.
 
 usage: /usr/bin/python3 -m analysis.app_report RESULTS_DIR"""
 import json
@@ -21,10 +22,19 @@ def make(out, records):
             f"over {settings['transport']}, {meta['rounds']} rounds interleaved, environment pads; "
             f"{machine['cpu']}, {machine['cores']} CPUs; {meta['started']} to {meta['finished']}; builds "
             + ", ".join(f"{v} {b['content_hash']}" for v, b in sorted(meta["builds"].items())) + ".\n\n")
-    table = lammps_report.ratio_table(out, records, lambda r: r["seconds"], "wall time")
-    same = (f"\nPhysical result of every ok run: {results[0]} (the same printed digits in all "
-            f"{len(records)})\n" if len(results) == 1 else
-            f"\nPHYSICAL RESULTS DIFFER between runs: {results}\n")
+    table = lammps_report.ratio_table(out, records, lambda r: r["result"]["wall_seconds"], "wall time")
+    if len(results) == 1:
+        same = f"\nPhysical result of every ok run: {results[0]} (the same printed digits in all {len(records)})\n"
+    else:
+        # Some applications do not print the same digits from run to run
+        # (apps.json says which, and their tolerance): the spread, per configuration.
+        values = [float(v) for v in results]
+        per = {}
+        for r in records:
+            per.setdefault(r["configuration"], set()).add(r["result"]["physical_result"])
+        same = (f"\nPhysical result of the {len(records)} ok runs: {len(results)} printed values from {min(values)!r} "
+                f"to {max(values)!r}, spread {max(values) - min(values):.2g}; per configuration: "
+                + "; ".join(f"{k} {', '.join(sorted(v))}" for k, v in sorted(per.items())) + "\n")
     return head + table + same
 
 

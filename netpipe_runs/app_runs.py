@@ -1,7 +1,8 @@
 """What counting costs an unchanged Debian application other than LAMMPS:
 one application of tools/apps/apps.json (default NWChem, the SCF energy of
 water: ARMCI over MPI one-sided, collectives, a few sends) on 2 ranks over
-vader, on each build's libmpi, its job's wall time (mpirun's start to end)
+vader, on each build's libmpi, its job's wall time (mpirun's start to end,
+timed by a parent blocked in waitpid)
 per configuration, interleaved over rounds, its physical result checked in
 every run.  Table: /usr/bin/python3 -m analysis.app_report DIR"""
 import argparse
@@ -17,6 +18,12 @@ APPS_JSON = os.path.join(study.REPO, "tools", "apps", "apps.json")
 INPUTS = os.path.join(study.REPO, "tools", "apps", "inputs")
 # compiled out / off / all on (the README's LAMMPS row has the same three).
 CONFIGURATIONS = ("baseline", "ours-off", "ours-all")
+# The job's wall time, measured by a parent that blocks in waitpid: the
+# record's own "seconds" come from campaign.run_tree, whose Popen.wait(timeout)
+# polls the child with sleeps of up to 50 ms, so they move in 50 ms steps.
+TIMER = ("import subprocess, sys, time; t = time.perf_counter(); rc = subprocess.call(sys.argv[1:]); "
+         "print(f'app_runs: wall seconds {time.perf_counter() - t:.6f}', file=sys.stderr); sys.exit(rc)")
+WALL = re.compile(r"^app_runs: wall seconds ([0-9.]+)$", re.M)
 
 
 def applications():
@@ -42,7 +49,10 @@ def judge_in(app, folder):
         found = re.findall(spec["regex"], text, re.M)
         if not found:
             return "failed", f"no {spec['name']} in its output", None
-        return "ok", "", {"physical_result": found[-1]}
+        wall = WALL.search(stderr)
+        if not wall:
+            return "failed", "no wall time from the timer", None
+        return "ok", "", {"physical_result": found[-1], "wall_seconds": float(wall.group(1))}
     return judge
 
 
@@ -74,7 +84,8 @@ def main():
         # write their files beside them), removed once judged.
         folder = campaign_run_folder(runs, run, app)
         xs = [x for k, v in app["env"].items() for x in ("-x", f"{k}={v}")]
-        return (lammps_runs.mpirun_command(prefix, config) + xs + ["-wdir", folder, program] + app["args"],
+        return ([sys.executable, "-c", TIMER] + lammps_runs.mpirun_command(prefix, config) + xs
+                + ["-wdir", folder, program] + app["args"],
                 judge_in(app, folder), folder)
 
     with campaign.Campaign(out, "app", builds, lammps_runs.items(configs), args.rounds, args.seed,

@@ -468,7 +468,8 @@ def main():
     unknown = [a for a in chosen if a not in apps]
     if unknown:
         parser.error(f"unknown application(s) {unknown}; apps.json has {list(apps)}")
-    prefix, library = os.path.realpath(args.prefix), os.path.realpath(args.library)
+    # absolute: each run's working directory is its own folder
+    prefix, library, args.out = os.path.realpath(args.prefix), os.path.realpath(args.library), os.path.abspath(args.out)
     os.makedirs(args.out, exist_ok=True)
     catalogue, spc_prefix = read_catalogue(), counter_prefix()
     if not control(catalogue):
