@@ -10,7 +10,10 @@
  *              calls pmpi_send_, ... of libmpi_mpifh, which reaches
  *              PMPI_Send without passing through MPI_Send.
  * Open MPI's Fortran library calls PMPI_* only, so a Fortran call is seen
- * once, here in mpi_*_, and never again in MPI_*: no double count.
+ * once, here in mpi_*_, and never again in MPI_*: no double count.  Not
+ * seen: `use mpi_f08` (its mpi_send_f08 reaches ompi_send_f directly) and
+ * the other name forms (mpi_send, mpi_send__, MPI_SEND); the applications
+ * of apps.json import only mpi_*_ (nm -D).
  *
  * Counted, per MPI function, by its C name: calls at entry (whatever the
  * arguments, as a counter at the top of the binding counts), and
