@@ -19,6 +19,7 @@ packages=(meson ninja-build g++ gfortran pkg-config python3 binutils git libgtes
 # the stand-ins of tools/foreign_mpi.c refuse (its alternatives' priority, 40,
 # is below Open MPI's 50: mpicc and mpirun stay Debian's Open MPI's).
 without_recommends=(openmpi-bin libopenmpi-dev python3-mpi4py lammps python3-pyelftools
+                    nwchem-openmpi nwchem-data elk-lapw abinit abinit-data
                     prometheus slurmd slurmctld slurm-client munge libpmix-dev prometheus-pushgateway
                     libmpich-dev)
 

@@ -8,11 +8,13 @@ import statistics
 from netpipe_runs import campaign, study
 
 
-def make(out, records):
-    """The table of the ok records; runs that are missing are said below it."""
-    loop = {(r["configuration"], r["round"]): r["result"]["loop_seconds"] for r in records}
+def ratio_table(out, records, seconds_of, what):
+    """Per configuration of the ok RECORDS, the median of SECONDS_OF(record)
+    and its ratio to the baseline's of the same round, median [min-max] over
+    rounds, WHAT naming the time; runs that are missing are said below it."""
+    loop = {(r["configuration"], r["round"]): seconds_of(r) for r in records}
     baseline = study.BASELINE.key
-    lines = ["| configuration | runs | loop time, median (s) | over the baseline of the same round, "
+    lines = [f"| configuration | runs | {what}, median (s) | over the baseline of the same round, "
              "median [min-max] |", "|---|---:|---:|---|"]
     for config in study.CONFIGURATIONS:
         mine = sorted((rnd, seconds) for (key, rnd), seconds in loop.items() if key == config.key)
@@ -25,6 +27,11 @@ def make(out, records):
                      f"{spread} |")
     missing = len(campaign.read_records(out)) - len(records)
     return "\n".join(lines) + "\n" + (f"\n{missing} run(s) not ok: see runs.jsonl\n" if missing else "")
+
+
+def make(out, records):
+    """The table of the ok records; runs that are missing are said below it."""
+    return ratio_table(out, records, lambda r: r["result"]["loop_seconds"], "loop time")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,35 @@ def judge(returncode, stdout, stderr):
                       "atoms": int(atoms)}
 
 
+def configurations(text):
+    """The configurations of a comma list of netpipe_runs/study.py's keys."""
+    return [study.configuration(k.strip()) for k in text.split(",") if k.strip()]
+
+
+def items(configs):
+    """One campaign item per configuration."""
+    return [campaign.Item(c.key, c.build, {"configuration": c.key}) for c in configs]
+
+
+def mpirun_command(prefix, config):
+    """mpirun of a configuration over vader, the build's lib/ forwarded to the
+    ranks (an unchanged Debian program then loads that build's libmpi)."""
+    return study.mpirun(prefix, config, study.transport("vader")) + ["-x", "LD_LIBRARY_PATH"]
+
+
+def execute_all(runs, builds, command, timeout):
+    """Runs the campaign's pending runs: COMMAND(run, config, prefix) ->
+    (command line, judge, a folder to remove after the run or None)."""
+    for run in runs.pending():
+        config = study.configuration(run.item.fields["configuration"])
+        prefix = builds[config.build].prefix
+        line, judge, folder = command(run, config, prefix)
+        runs.execute(run, line, timeout, judge=judge, label=config.name,
+                     env={"LD_LIBRARY_PATH": os.path.join(prefix, "lib")})
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(prog="python3 -m netpipe_runs.lammps_runs",
                                      description=__doc__.split("\n")[0],
@@ -50,7 +79,7 @@ def main():
     args.steps = PROFILES[args.profile]["steps"] if args.steps is None else args.steps
     if args.rounds < 1 or args.steps < 1:
         parser.error("--rounds and --steps must be at least 1")
-    configs = [study.configuration(k.strip()) for k in args.configurations.split(",") if k.strip()]
+    configs = configurations(args.configurations)
     lmp = shutil.which("lmp")
     if lmp is None:
         sys.exit("lammps_runs.py: no lmp on PATH: install Debian's lammps (install_deps.sh does)")
@@ -59,18 +88,14 @@ def main():
     if not os.path.isfile(spc_input):
         sys.exit(f"lammps_runs.py: no LAMMPS input at {spc_input}: is the spc build installed?")
     out = campaign.output_folder(args.out, "lammps")
-    vader = study.transport("vader")
-    items = [campaign.Item(c.key, c.build, {"configuration": c.key}) for c in configs]
-    settings = {"lmp": lmp, "input": INPUT, "transport": vader.name, "ranks": 2, "steps": args.steps,
+    settings = {"lmp": lmp, "input": INPUT, "transport": "vader", "ranks": 2, "steps": args.steps,
                 "timeout": args.timeout}
-    with campaign.Campaign(out, "lammps", builds, items, args.rounds, args.seed, settings) as runs:
-        for run in runs.pending():
-            config = study.configuration(run.item.fields["configuration"])
-            prefix = builds[config.build].prefix
-            command = study.mpirun(prefix, config, vader) + [
-                "-x", "LD_LIBRARY_PATH", lmp, "-in", spc_input, "-var", "steps", str(args.steps), "-log", "none"]
-            runs.execute(run, command, args.timeout, judge=judge, label=config.name,
-                         env={"LD_LIBRARY_PATH": os.path.join(prefix, "lib")})
+
+    def command(run, config, prefix):
+        return (mpirun_command(prefix, config) + [lmp, "-in", spc_input, "-var", "steps", str(args.steps),
+                                                   "-log", "none"], judge, None)
+    with campaign.Campaign(out, "lammps", builds, items(configs), args.rounds, args.seed, settings) as runs:
+        execute_all(runs, builds, command, args.timeout)
     print(f"saved: {out}\ntable: /usr/bin/python3 -m analysis.lammps_report {out}")
 
 
