@@ -125,8 +125,9 @@ enum {
     SPC_ERR_NO_SLOT = -3       /* all per-reader watermark slots are taken */
 };
 
-/* Calibrates the cycle timer (a few milliseconds, once; later calls return
- * at once).  Reads calibrate on first use if this was never called. */
+/* Starts the cycle timer's calibration (one reading, no wait); the first
+ * conversion (spc_ticks_per_second, a timer's read) ends it, waiting for
+ * what is left of 5 ms since.  Without it the first conversion takes 5 ms. */
 void spc_init(void);
 double spc_ticks_per_second(void);
 
