@@ -14,7 +14,7 @@ Debian's /usr/bin/python3 for pandas and matplotlib).
   netpipe          NetPIPE's source, its build per Open MPI build, its output
   drivers          netpipe_sweep, callgrind_counts, ab_runs, pairwise_runs,
                    lammps_runs (run.sh's steps); live_runs, monitoring_runs,
-                   event_cost (the README's other measurements);
+                   event_cost, app_runs (the README's other measurements);
                    live_read_cost (a program live_runs runs)
 
 The MPI programs the drivers compile are C, in bench/; the reports that read
