@@ -55,7 +55,7 @@
     X(Iallgatherv, iallgatherv) X(Igatherv, igatherv) X(Ialltoall, ialltoall) \
     X(Ialltoallv, ialltoallv) X(Ibarrier, ibarrier) \
     X(Put, put) X(Get, get) X(Rput, rput) X(Rget, rget) X(Accumulate, accumulate) \
-    X(Raccumulate, raccumulate) X(Get_accumulate, get_accumulate) \
+    X(Raccumulate, raccumulate) X(Get_accumulate, get_accumulate) X(Rget_accumulate, rget_accumulate) \
     X(Fetch_and_op, fetch_and_op) X(Compare_and_swap, compare_and_swap) \
     X(Wait, wait) X(Waitall, waitall) X(Waitany, waitany) X(Waitsome, waitsome) \
     X(Test, test) X(Testall, testall) X(Testany, testany) X(Testsome, testsome) \
@@ -377,7 +377,7 @@ C_CALL(int, Cancel, (MPI_Request *q), (q))
 C_CALL(double, Wtime, (void), ())
 C_CALL(int, Comm_dup, (MPI_Comm c, MPI_Comm *n), (c, n))
 
-/* RMA: calls, and origin bytes by kind (information, no counter of ours holds them). */
+/* RMA: calls, and origin bytes by kind (information: no counter of ours holds them). */
 #define C_RMA(name, kind, params, n, d, args) \
     int MPI_##name params { CALL(LANG_C, F_##name); ADD(rma_bytes[kind], type_bytes(n, d)); return PMPI_##name args; }
 C_RMA(Put, 0, (const void *o, int on, MPI_Datatype od, int t, MPI_Aint disp, int tn, MPI_Datatype td, MPI_Win w),
@@ -395,6 +395,9 @@ C_RMA(Raccumulate, 2, (const void *o, int on, MPI_Datatype od, int t, MPI_Aint d
 C_RMA(Get_accumulate, 2, (const void *o, int on, MPI_Datatype od, void *r, int rn, MPI_Datatype rd, int t,
                           MPI_Aint disp, int tn, MPI_Datatype td, MPI_Op op, MPI_Win w),
       on, od, (o, on, od, r, rn, rd, t, disp, tn, td, op, w))
+C_RMA(Rget_accumulate, 2, (const void *o, int on, MPI_Datatype od, void *r, int rn, MPI_Datatype rd, int t,
+                           MPI_Aint disp, int tn, MPI_Datatype td, MPI_Op op, MPI_Win w, MPI_Request *q),
+      on, od, (o, on, od, r, rn, rd, t, disp, tn, td, op, w, q))
 C_RMA(Fetch_and_op, 2, (const void *o, void *r, MPI_Datatype d, int t, MPI_Aint disp, MPI_Op op, MPI_Win w),
       1, d, (o, r, d, t, disp, op, w))
 C_RMA(Compare_and_swap, 2, (const void *o, const void *cmp, void *r, MPI_Datatype d, int t, MPI_Aint disp,
@@ -657,6 +660,7 @@ void mpi_sendrecv_replace_(void *b, F *n, F *t, F *d, F *sg, F *s, F *rg, F *c, 
 #define P11 P10, void *a11
 #define P12 P11, void *a12
 #define P13 P12, void *a13
+#define P14 P13, void *a14
 #define A1 a1
 #define A2 A1, a2
 #define A3 A2, a3
@@ -670,6 +674,7 @@ void mpi_sendrecv_replace_(void *b, F *n, F *t, F *d, F *sg, F *s, F *rg, F *c, 
 #define A11 A10, a11
 #define A12 A11, a12
 #define A13 A12, a13
+#define A14 A13, a14
 #define F_CALL(c, f, n)                          \
     void pmpi_##f##_(P##n);                      \
     void mpi_##f##_(P##n)                        \
@@ -709,6 +714,7 @@ F_RMA(Put, put, 0, 9, *(F *)a2, a3) F_RMA(Get, get, 1, 9, *(F *)a2, a3)
 F_RMA(Rput, rput, 0, 10, *(F *)a2, a3) F_RMA(Rget, rget, 1, 10, *(F *)a2, a3)
 F_RMA(Accumulate, accumulate, 2, 10, *(F *)a2, a3) F_RMA(Raccumulate, raccumulate, 2, 11, *(F *)a2, a3)
 F_RMA(Get_accumulate, get_accumulate, 2, 13, *(F *)a2, a3)
+F_RMA(Rget_accumulate, rget_accumulate, 2, 14, *(F *)a2, a3)
 F_RMA(Fetch_and_op, fetch_and_op, 2, 8, 1, a3) F_RMA(Compare_and_swap, compare_and_swap, 2, 8, 1, a4)
 
 void pmpi_wait_(F *, F *, F *);
