@@ -417,6 +417,65 @@ static void check_comm_dup(void)
     MPI_OK(MPI_T_pvar_session_free(&session));
 }
 
+/* The one-sided accumulates: each rank makes a known number of each call on
+ * the other's window, checks the values they leave and fetch, and the six
+ * counters must be those numbers exactly. */
+static void check_accumulates(void)
+{
+    enum { ACC = 3, RACC = 2, GET_ACC = 4, RGET_ACC = 1, FETCH = 5, CAS = 2 };
+    const char *names[] = {"ACCUMULATE",      "RACCUMULATE",  "GET_ACCUMULATE",
+                           "RGET_ACCUMULATE", "FETCH_AND_OP", "COMPARE_AND_SWAP"};
+    const unsigned long long expected[] = {ACC, RACC, GET_ACC, RGET_ACC, FETCH, CAS};
+    MPI_T_pvar_session session;
+    MPI_OK(MPI_T_pvar_session_create(&session));
+    MPI_T_pvar_handle handles[6];
+    for (int i = 0; i < 6; ++i) {
+        handles[i] = started_handle(session, names[i]);
+    }
+    int *cell;
+    MPI_Win window;
+    MPI_OK(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &cell, &window));
+    *cell = 0;
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));  /* each cell is 0 before the other's adds */
+    const int peer = 1 - test_rank, one = 1;
+    int fetched = 0, compare = -1, result;
+    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, window));
+    for (int i = 0; i < ACC; ++i) {
+        MPI_OK(MPI_Accumulate(&one, 1, MPI_INT, peer, 0, 1, MPI_INT, MPI_SUM, window));
+    }
+    for (int i = 0; i < RACC; ++i) {
+        MPI_Request request;
+        MPI_OK(MPI_Raccumulate(&one, 1, MPI_INT, peer, 0, 1, MPI_INT, MPI_SUM, window, &request));
+        MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    }
+    for (int i = 0; i < GET_ACC; ++i) {
+        MPI_OK(MPI_Get_accumulate(&one, 1, MPI_INT, &result, 1, MPI_INT, peer, 0, 1, MPI_INT, MPI_SUM, window));
+    }
+    MPI_Request request;
+    MPI_OK(MPI_Rget_accumulate(&one, 1, MPI_INT, &result, 1, MPI_INT, peer, 0, 1, MPI_INT, MPI_SUM, window,
+                               &request));
+    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    for (int i = 0; i < FETCH; ++i) {
+        MPI_OK(MPI_Fetch_and_op(&one, &fetched, MPI_INT, peer, 0, MPI_SUM, window));
+    }
+    for (int i = 0; i < CAS; ++i) {  /* the cell is never -1: no swap */
+        MPI_OK(MPI_Compare_and_swap(&one, &compare, &result, MPI_INT, peer, 0, window));
+    }
+    MPI_OK(MPI_Win_unlock(peer, window));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));  /* the other's epoch on this cell is over */
+    const int adds = ACC + RACC + GET_ACC + RGET_ACC + FETCH;
+    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, test_rank, 0, window));
+    const int mine = *cell;
+    MPI_OK(MPI_Win_unlock(test_rank, window));
+    CHECK(mine == adds, "the window holds %d after %d adds", mine, adds);
+    CHECK(fetched == adds - 1, "the last fetch saw %d, not %d", fetched, adds - 1);
+    for (int i = 0; i < 6; ++i) {
+        CHECK_EQ_U64(read_handle(session, handles[i]), expected[i], names[i]);
+    }
+    MPI_OK(MPI_Win_free(&window));
+    MPI_OK(MPI_T_pvar_session_free(&session));
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -437,6 +496,7 @@ int main(int argc, char **argv)
     check_bytes();
     check_matched_probes();
     check_comm_dup();
+    check_accumulates();
 
     /* A handle that outlives MPI_Finalize: reading it is an error, not a crash. */
     MPI_T_pvar_session late;
