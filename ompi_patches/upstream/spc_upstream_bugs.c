@@ -126,9 +126,9 @@ int main(int argc, char **argv)
     {
         static const struct { const char *name; int predicted; } rows[] = {
             {"SEND", MPI_T_PVAR_CLASS_COUNTER}, {"BYTES_SENT_USER", MPI_T_PVAR_CLASS_COUNTER},
-            {"UNEXPECTED_IN_QUEUE", MPI_T_PVAR_CLASS_LEVEL}, {"OUT_OF_SEQUENCE_IN_QUEUE", MPI_T_PVAR_CLASS_LEVEL},
+            {"UNEXPECTED_IN_QUEUE", MPI_T_PVAR_CLASS_LEVEL}, {"OOS_IN_QUEUE", MPI_T_PVAR_CLASS_LEVEL},
             {"MAX_UNEXPECTED_IN_QUEUE", MPI_T_PVAR_CLASS_HIGHWATERMARK},
-            {"MAX_OUT_OF_SEQUENCE_IN_QUEUE", MPI_T_PVAR_CLASS_HIGHWATERMARK},
+            {"MAX_OOS_IN_QUEUE", MPI_T_PVAR_CLASS_HIGHWATERMARK},
             {"MATCH_TIME", MPI_T_PVAR_CLASS_TIMER}, {"OOS_MATCH_TIME", MPI_T_PVAR_CLASS_TIMER},
         };
         if (rank == 0) {
@@ -149,8 +149,8 @@ int main(int argc, char **argv)
     counter_t sent_user = start(a, "BYTES_SENT_USER"), sent_mpi = start(a, "BYTES_SENT_MPI");
     counter_t recv_user = start(a, "BYTES_RECEIVED_USER"), recv_mpi = start(a, "BYTES_RECEIVED_MPI");
     counter_t unexpected = start(a, "UNEXPECTED_IN_QUEUE"), max_unexpected = start(a, "MAX_UNEXPECTED_IN_QUEUE");
-    counter_t oos = start(a, "OUT_OF_SEQUENCE"), oos_level = start(a, "OUT_OF_SEQUENCE_IN_QUEUE");
-    counter_t max_oos = start(a, "MAX_OUT_OF_SEQUENCE_IN_QUEUE");
+    counter_t oos = start(a, "OUT_OF_SEQUENCE"), oos_level = start(a, "OOS_IN_QUEUE");
+    counter_t max_oos = start(a, "MAX_OOS_IN_QUEUE");
 
     /* 2. Watermark: rank 0 sends 10 messages (tag 20), then one (tag 21),
      * which rank 1 receives first: the 10 wait in its unexpected queue
@@ -231,14 +231,14 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
             printf("rank %d: %d-byte messages: OUT_OF_SEQUENCE %lld of %d received\n", rank, oos_size,
                    read_counter(oos) - before, THREADS * WINDOW * ROUNDS);
-            report(s == 0 ? "OUT_OF_SEQUENCE_IN_QUEUE after the eager ones"
-                          : "OUT_OF_SEQUENCE_IN_QUEUE after the rendezvous ones", read_counter(oos_level), 0);
+            report(s == 0 ? "OOS_IN_QUEUE after the eager ones"
+                          : "OOS_IN_QUEUE after the rendezvous ones", read_counter(oos_level), 0);
         }
         /* A high watermark of a level that rose: at least 1 if anything
          * arrived out of sequence (reported as got >= 1: predicted 1). */
         long long seen = read_counter(oos), max = read_counter(max_oos);
         if (seen > 0)
-            report("MAX_OUT_OF_SEQUENCE_IN_QUEUE is at least 1 (1 = yes)", max >= 1, 1);
+            report("MAX_OOS_IN_QUEUE is at least 1 (1 = yes)", max >= 1, 1);
         else
             printf("rank %d: nothing arrived out of sequence this time\n", rank);
     }
