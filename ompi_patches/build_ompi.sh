@@ -159,12 +159,14 @@ if [ "$variant" != upstream ]; then
                    LIBS="$libs")
 fi
 
-# sources_hash PATH...: the content of the files under the PATHs of the repository that exist.
+# sources_hash PATH...: the content of the files under the PATHs of the
+# repository that exist; documents (*.md, such as ompi_patches/5.0.7/PORTING.md)
+# are not what a build is made of.
 sources_hash() {
     local existing=()
     for path in "$@"; do [ -e "$repo/$path" ] && existing+=("$path"); done
     [ ${#existing[@]} -gt 0 ] || return 0
-    (cd "$repo" && find "${existing[@]}" -type f ! -path '*/__pycache__/*' -print0 |
+    (cd "$repo" && find "${existing[@]}" -type f ! -path '*/__pycache__/*' ! -name '*.md' -print0 |
         sort -z | xargs -0 sha256sum)
 }
 content_hash() {
