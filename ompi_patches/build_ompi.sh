@@ -1,37 +1,60 @@
 #!/usr/bin/env bash
-# Builds Open MPI 4.1.4 (Debian's source package 4.1.4-3) into a prefix cached
-# by the content hash of everything it is made of.
+# Builds Open MPI 4.1.4 (Debian's source package 4.1.4-3) or 5.0.7 (Debian
+# 13's 5.0.7-1) into a prefix cached by the content hash of everything it is
+# made of.
 #
 # usage: ompi_patches/build_ompi.sh VARIANT           build if needed; prints the prefix last
 #        ompi_patches/build_ompi.sh --cached VARIANT  the prefix if built and current, else exit 3
 #        ompi_patches/build_ompi.sh --where [VARIANT] the cache folder, or VARIANT's prefix
 #        ompi_patches/build_ompi.sh --tree VARIANT    VARIANT's Open MPI source tree
+#   --ompi VERSION (before VARIANT) 4.1.4 (the default) or 5.0.7
 #   spc       our patch series and SPC core, SPC compiled in
 #   nospc     the same patched tree with SPC compiled out: the overhead baseline
-#   upstream  unpatched 4.1.4 with its own --enable-spc
+#   upstream  unpatched Open MPI with its own --enable-spc
 #   spcdso    spc with components as loadable objects (no --disable-dlopen):
 #             the pml and coll monitoring components (seed 003) exist only so
 #             (ompi/mca/pml/monitoring/configure.m4); for comparing with them
 #
 # All use the same configure flags except the SPC choice (and spcdso's).  Each variant
 # keeps one fixed prefix and work folder, so the configure line and paths stay
-# the same from one version to the next and ccache serves every file a change
-# did not touch.  Environment: SPC_CACHE (default /var/cache/ompi-spc), the one
-# place that default is written (other scripts ask --where); JOBS (default nproc).
+# the same from one version of our sources to the next and ccache serves every
+# file a change did not touch.  4.1.4's are CACHE/prefix/VARIANT and
+# CACHE/work/VARIANT, 5.0.7's the same under CACHE/5.0.7/ (its logs and locks
+# too); the source tarballs of both are in CACHE/src.  Environment: SPC_CACHE
+# (default /var/cache/ompi-spc), the one place that default is written (other
+# scripts ask --where); JOBS (default nproc).
 set -euo pipefail
 { # Parsed whole before it runs, so editing this file cannot disturb a running build.
 
 usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; }
 
 mode=build
-case "${1:-}" in
-    --cached) mode=cached; shift ;;
-    --where) mode=where; shift ;;
-    --tree) mode=tree; shift ;;
-esac
+ompi_version=4.1.4
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --cached) mode=cached; shift ;;
+        --where) mode=where; shift ;;
+        --tree) mode=tree; shift ;;
+        --ompi) [ $# -ge 2 ] || { echo "build_ompi.sh: --ompi takes a version" >&2; exit 2; }
+                ompi_version=$2; shift 2 ;;
+        *) break ;;
+    esac
+done
 variant=${1:-}
 cache=${SPC_CACHE:-/var/cache/ompi-spc}
 [[ $cache == /* ]] || cache=$PWD/$cache  # ccache's base_dir (below) must be absolute
+# What differs between the versions: Debian's package (and the release it
+# comes from: "" for the machine's own), the folder under the cache, and
+# configure flags.  5.0.7's bundled PMIx and PRRTE: Debian 12's PMIx 4.2.2
+# is older than PRRTE 3.0 accepts; it has no verbs (openib) to leave out.
+case "$ompi_version" in
+    4.1.4) package_version=4.1.4-3 suite= base=$cache ;;
+    5.0.7) package_version=5.0.7-1 suite=trixie base=$cache/5.0.7 ;;
+    *) echo "build_ompi.sh: Open MPI $ompi_version is not one this script builds (4.1.4 or 5.0.7)" >&2; exit 2 ;;
+esac
+# How the messages below name this version in a command ("" for the default).
+opt_ompi=
+[ "$ompi_version" = 4.1.4 ] || opt_ompi=" --ompi $ompi_version"
 case "$variant" in
     spc | nospc | upstream | spcdso) ;;
     "") [ "$mode" = where ] && { echo "$cache"; exit 0; }
@@ -43,20 +66,23 @@ esac
 # prefix paths the builds carry (and put in each process's environment and
 # link map) shift no layout between variants.
 folder=$(printf '%-8s' "$variant" | tr ' ' _)
-prefix=$cache/prefix/$folder
-work=$cache/work/$folder
+prefix=$base/prefix/$folder
+work=$base/work/$folder
 [ "$mode" = where ] && { echo "$prefix"; exit 0; }
-[ "$mode" = tree ] && { echo "$work/openmpi-4.1.4"; exit 0; }
+[ "$mode" = tree ] && { echo "$work/openmpi-$ompi_version"; exit 0; }
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${JOBS:-$(nproc)}
-package_version=4.1.4-3
-orig=openmpi_4.1.4.orig.tar.xz
-log=$cache/logs/$variant.log
+orig=openmpi_$ompi_version.orig.tar.xz
+log=$base/logs/$variant.log
+if [ "$variant" != upstream ] && [ ! -d "$repo/ompi_patches/$ompi_version" ]; then
+    echo "build_ompi.sh: no patch series for Open MPI $ompi_version yet (ompi_patches/$ompi_version/): only its upstream variant builds" >&2
+    exit 2
+fi
 
 if [ "$mode" = build ]; then
-    mkdir -p "$cache/src" "$cache/prefix" "$cache/work" "$cache/logs"
-    exec 9>"$cache/$variant.lock"
+    mkdir -p "$cache/src" "$base/prefix" "$base/work" "$base/logs"
+    exec 9>"$base/$variant.lock"
     flock 9  # one build of a variant at a time
 fi
 
@@ -74,9 +100,9 @@ logged() {
 # --- the source, verified ----------------------------------------------------
 
 if [ "$mode" = build ]; then
-    "$repo/ompi_patches/fetch_debian_source.sh" openmpi "$package_version" "$orig" "$cache/src"
+    "$repo/ompi_patches/fetch_debian_source.sh" openmpi "$package_version" "$orig" "$cache/src" $suite
 elif [ ! -f "$cache/src/$orig" ]; then
-    echo "build_ompi.sh: the $variant build is missing (no source in $cache/src); run ompi_patches/build_ompi.sh $variant" >&2
+    echo "build_ompi.sh: the $variant build is missing (no source in $cache/src); run ompi_patches/build_ompi.sh$opt_ompi $variant" >&2
     exit 3
 fi
 
@@ -89,8 +115,15 @@ configure_flags=(
     --enable-mpi-fortran=all --disable-oshmem --disable-mpi-java
     --without-ucx --without-verbs --without-ofi --without-psm2 --without-cuda
     --with-hwloc=external --with-libevent=external --disable-dlopen
-    "--with-package-string=Open MPI 4.1.4 (ompi-spc $variant)"
+    "--with-package-string=Open MPI $ompi_version (ompi-spc $variant)"
 )
+if [ "$ompi_version" = 5.0.7 ]; then
+    kept=()
+    for flag in "${configure_flags[@]}"; do
+        [ "$flag" = --without-verbs ] || kept+=("$flag")
+    done
+    configure_flags=("${kept[@]}" --with-pmix=internal --with-prrte=internal)
+fi
 case "$variant" in
     spc | upstream | spcdso) configure_flags+=(--enable-spc) ;;
     nospc) configure_flags+=(--disable-spc) ;;
@@ -109,7 +142,7 @@ configure_env=()
 if [ "$variant" != upstream ]; then
     # What the installed core and the patched tree are made of (not tests).
     ours=(meson.build meson_options.txt spc/meson.build spc/include spc/src pvar_export/meson.build
-          pvar_export/ompi pvar_export/papi ompi_patches/4.1.4 ompi_patches/series.sh
+          pvar_export/ompi pvar_export/papi "ompi_patches/$ompi_version" ompi_patches/series.sh
           pvar_export/include)
     # What the tools installed beside Open MPI are made of (meson's "tools"
     # install tag, and what is built below with this build's compilers):
@@ -127,12 +160,14 @@ if [ "$variant" != upstream ]; then
                    LIBS="$libs")
 fi
 
-# sources_hash PATH...: the content of the files under the PATHs of the repository that exist.
+# sources_hash PATH...: the content of the files under the PATHs of the
+# repository that exist; documents (*.md, such as ompi_patches/5.0.7/PORTING.md)
+# are not what a build is made of.
 sources_hash() {
     local existing=()
     for path in "$@"; do [ -e "$repo/$path" ] && existing+=("$path"); done
     [ ${#existing[@]} -gt 0 ] || return 0
-    (cd "$repo" && find "${existing[@]}" -type f ! -path '*/__pycache__/*' -print0 |
+    (cd "$repo" && find "${existing[@]}" -type f ! -path '*/__pycache__/*' ! -name '*.md' -print0 |
         sort -z | xargs -0 sha256sum)
 }
 content_hash() {
@@ -171,7 +206,7 @@ if [ -f "$prefix/.built" ] && [ "$(cat "$prefix/.built")" = "$hash" ]; then
     if ! tools_current; then
         if [ "$mode" = cached ]; then
             echo "build_ompi.sh: the tools in $prefix are not current (Open MPI is);" \
-                 "run ompi_patches/build_ompi.sh $variant (seconds)" >&2
+                 "run ompi_patches/build_ompi.sh$opt_ompi $variant (seconds)" >&2
             exit 3
         fi
         install_tools
@@ -183,7 +218,7 @@ fi
 if [ "$mode" = cached ]; then
     built=$(cat "$prefix/.built" 2>/dev/null || echo none)
     echo "build_ompi.sh: the $variant build in $prefix is not current (built: $built, sources now: $hash);" \
-         "run ompi_patches/build_ompi.sh $variant" >&2
+         "run ompi_patches/build_ompi.sh$opt_ompi $variant" >&2
     exit 3
 fi
 
@@ -195,7 +230,7 @@ rm -rf "$work" "$prefix"
 mkdir -p "$work"
 : >"$log"
 tar -xf "$cache/src/$orig" -C "$work"
-tree=$work/openmpi-4.1.4
+tree=$work/openmpi-$ompi_version
 
 if [ "$variant" != upstream ]; then
     say "building the SPC core into $prefix"
@@ -203,9 +238,9 @@ if [ "$variant" != upstream ]; then
         -Dspc=$([ "$variant" = nospc ] && echo disabled || echo enabled)
     logged meson install -C "$work/spc-core"
 
-    say "applying ompi_patches/4.1.4/"
+    say "applying ompi_patches/$ompi_version/"
     # git am, or patch -p1 where git is missing; no fuzz, no offset.
-    logged "$repo/ompi_patches/series.sh" apply 4.1.4 "$tree"
+    logged "$repo/ompi_patches/series.sh" apply "$ompi_version" "$tree"
     # Upstream's driver is replaced whole by ours.
     cp "$repo"/pvar_export/ompi/ompi_spc*.[ch] "$repo"/pvar_export/ompi/ompi_spc*.def "$tree/ompi/runtime/"
     # The series edits Makefile.am files together with their Makefile.in;
@@ -239,7 +274,7 @@ planned_compiles() { make -n -k 2>/dev/null | grep -cE '(^| )(ccache )?(gcc|gfor
 # How many files make install will install: a dry run shows its rules' shell
 # loops, not the files, so this is the count the last install of this
 # variant made (installed-VARIANT in the logs), if there was one.
-planned_installs() { cat "$cache/logs/installed-$variant" 2>/dev/null || true; }
+planned_installs() { cat "$base/logs/installed-$variant" 2>/dev/null || true; }
 
 # files_in DIR: how many files DIR holds (0 while it does not exist: the
 # upstream build has no prefix before its install).
@@ -281,7 +316,7 @@ phase() {
     wait "$pid" || { echo "build_ompi.sh: $name failed; last lines of $log:" >&2; tail -30 "$log" >&2; exit 1; }
     trap - EXIT
     phase_seconds[$name]=$(($(date +%s) - began))
-    [ "$name" = install ] && echo "$(($(files_in "$prefix") - installed_before))" >"$cache/logs/installed-$variant"
+    [ "$name" = install ] && echo "$(($(files_in "$prefix") - installed_before))" >"$base/logs/installed-$variant"
     say "$name done in ${phase_seconds[$name]} s"
 }
 
@@ -297,7 +332,7 @@ cd "$tree"
 # (--disable-mpi-fortran) made a Fortran configure find a max array rank of 0.
 cache_key=$({ printf '%s\n' "${configure_flags[@]}" | grep -v -e '^--with-package-string=' -e '^--enable-spc$' -e '^--disable-spc$'
               gcc --version | head -1; gfortran --version | head -1; } | sha256sum | cut -c1-12)
-shared_config_cache=$cache/work/config-$cache_key.cache
+shared_config_cache=$base/work/config-$cache_key.cache
 [ -f "$shared_config_cache" ] && grep -v '^ac_cv_env_' "$shared_config_cache" >config.cache
 phase configure ./configure --cache-file=config.cache --prefix="$prefix" "${configure_flags[@]}" \
     CC="ccache gcc" CXX="ccache g++" FC=gfortran "${configure_env[@]}"

@@ -99,8 +99,10 @@ joined() {
 }
 
 # check_references DIR FILE...: no patch named by number in FILE...; every
-# subject quoted after the word patch there is one of DIR's series, and on
-# one line, so that this check sees it.
+# subject quoted after the word patch there is one of DIR's series or of
+# another version's series beside it (ompi_patches/VERSION/ with a cover
+# letter: the documents name the patches of both), and on one line, so that
+# this check sees it.
 check_references() {
     local dir=$1 bad=0 known reference
     shift
@@ -115,7 +117,11 @@ check_references() {
         echo "subjects split across lines above: keep a quoted subject on one line"
         bad=1
     fi
-    known=$(subjects "$dir")
+    known=$(subjects "$dir"
+            for other in "$here"/*/; do
+                [ -f "$other/0000-cover-letter.patch" ] && [ "$(cd "$other" && pwd)" != "$(cd "$dir" && pwd)" ] &&
+                    subjects "$other"
+            done)
     while read -r reference; do
         [ -n "$reference" ] || continue
         grep -qxF -- "$reference" <<<"$known" || { echo "no patch has the subject \"$reference\""; bad=1; }

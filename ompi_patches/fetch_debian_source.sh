@@ -5,14 +5,21 @@
 # from the machine's own deb entries when none exist, so that no host name
 # is written anywhere.  Only the orig tarball is required: the Debian diff
 # tarball of netpipe 3.7.2-8 is missing on the mirror (apt-get then fails).
+# With SUITE (another Debian release's, e.g. trixie for openmpi 5.0.7-1), the
+# package comes through an apt configuration of its own in DIR/apt-SUITE/:
+# one deb-src stanza for SUITE, derived from the machine's deb entry of its
+# own release, with its own package lists; the machine's apt configuration
+# is neither used nor changed, so nothing of SUITE can be installed.
 #
-# usage: fetch_debian_source.sh PACKAGE VERSION ORIG_TARBALL DIR
+# usage: fetch_debian_source.sh PACKAGE VERSION ORIG_TARBALL DIR [SUITE]
 #   e.g. fetch_debian_source.sh openmpi 4.1.4-3 openmpi_4.1.4.orig.tar.xz /var/cache/ompi-spc/src
+#        fetch_debian_source.sh openmpi 5.0.7-1 openmpi_5.0.7.orig.tar.xz /var/cache/ompi-spc/src trixie
 set -euo pipefail
-[ $# -eq 4 ] || { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-package=$1 version=$2 orig=$3 dir=$4
+[ $# -eq 4 ] || [ $# -eq 5 ] || { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0" >&2; exit 2; }
+package=$1 version=$2 orig=$3 dir=$4 suite=${5:-}
 dsc="${package}_${version#*:}.dsc"
 mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)  # SUITE's apt configuration names it from there
 cd "$dir"
 exec 8>.fetch.lock
 flock 8  # builds of several variants may fetch at once
@@ -44,9 +51,64 @@ enable_source_entries() {
     apt-get update -qq
 }
 
+# SUITE's own apt configuration, in DIR/apt-SUITE/: its one stanza is the
+# machine's deb entry for the machine's own release (the suite named in
+# /etc/os-release, not -updates or -security) with Types deb-src and Suites
+# SUITE: the same archive, keys and options.  Made and updated on first use.
+apt_dir=$dir/apt-$suite
+suite_options=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=$apt_dir/sources.list.d"
+               -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache")
+prepare_suite() {
+    [ -f "$apt_dir/updated" ] && return 0
+    local codename sources stanzas=$apt_dir/sources.list.d/$suite.sources
+    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+    [ -n "$codename" ] || { echo "fetch_debian_source.sh: no VERSION_CODENAME in /etc/os-release" >&2; exit 1; }
+    rm -rf "$apt_dir"
+    mkdir -p "$apt_dir/sources.list.d" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+    : >"$apt_dir/sources.list"
+    for sources in /etc/apt/sources.list.d/*.sources; do
+        [ -f "$sources" ] || continue
+        # Paragraph mode: one stanza a record, one field a line.
+        awk -v codename="$codename" -v suite="$suite" 'BEGIN { RS = "" }
+            { n = split($0, line, "\n"); deb = 0; ours = 0
+              for (i = 1; i <= n; i++) {
+                  if (line[i] ~ /^Types: *deb *$/) deb = 1
+                  if (line[i] ~ /^Suites:/ && index(" " substr(line[i], 8) " ", " " codename " ")) ours = 1
+              }
+              if (!deb || !ours) next
+              for (i = 1; i <= n; i++) {
+                  if (line[i] ~ /^Types:/) line[i] = "Types: deb-src"
+                  if (line[i] ~ /^Suites:/) line[i] = "Suites: " suite
+                  print line[i]
+              }
+              print "" }' "$sources" >>"$stanzas"
+    done
+    [ -s "$stanzas" ] || rm -f "$stanzas"
+    if [ -f /etc/apt/sources.list ]; then
+        awk -v codename="$codename" -v suite="$suite" \
+            '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i == codename) { $1 = "deb-src"; $i = suite; print; next } }' \
+            /etc/apt/sources.list >"$apt_dir/sources.list"
+    fi
+    [ -f "$stanzas" ] || [ -s "$apt_dir/sources.list" ] ||
+        { echo "fetch_debian_source.sh: no deb entry of $codename to derive a deb-src entry of $suite from" >&2; exit 1; }
+    apt-get "${suite_options[@]}" update -qq >&2
+    touch "$apt_dir/updated"
+}
+
 verified && exit 0
 rm -f "$dsc" "$orig"  # a damaged download is fetched again, not trusted
-echo "fetch_debian_source.sh: fetching Debian source package $package=$version into $dir" >&2
-ls /etc/apt/sources.list.d/ompi-spc-deb-src.* >/dev/null 2>&1 || enable_source_entries
-apt-get source --download-only -qq "$package=$version" >&2 || true  # judged by the check below
+echo "fetch_debian_source.sh: fetching Debian source package $package=$version${suite:+ of $suite} into $dir" >&2
+apt_options=()
+if [ -n "$suite" ]; then
+    prepare_suite
+    apt_options=("${suite_options[@]}")
+else
+    ls /etc/apt/sources.list.d/ompi-spc-deb-src.* >/dev/null 2>&1 || enable_source_entries
+fi
+if ! apt-get "${apt_options[@]}" source --download-only -qq "$package=$version" >&2 && [ -n "$suite" ]; then
+    # SUITE's lists are from its first use: once more with fresh ones.
+    rm -f "$apt_dir/updated"
+    prepare_suite
+    apt-get "${apt_options[@]}" source --download-only -qq "$package=$version" >&2 || true
+fi  # judged by the check below
 verified || { echo "fetch_debian_source.sh: $orig of $package=$version is missing or does not match $dsc" >&2; exit 1; }

@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ompi/mca/rte/rte.h"
+#include "ompi/runtime/ompi_spc_ompi.h"
+#include OMPI_SPC_RTE_HEADER
 #include "ompi/mpi/tool/mpit-internal.h"
 #include "ompi/runtime/mpiruntime.h"
 #include "ompi/runtime/ompi_spc.h"
@@ -282,14 +283,14 @@ static void record_comm(ompi_communicator_t *comm)
         struct ompi_spc_comm_record *more = realloc(comm_records, (size_t)capacity * sizeof *more);
         if (NULL == more) {
             opal_output(0, "spc: no memory for the record of communicator %u: the report misses it",
-                        (unsigned)comm->c_contextid);
+                        (unsigned)ompi_spc_comm_id(comm));
             return;
         }
         comm_records = more;
         comm_records_capacity = capacity;
     }
     struct ompi_spc_comm_record *r = &comm_records[num_comm_records++];
-    r->id = comm->c_contextid;
+    r->id = ompi_spc_comm_id(comm);
     r->ranks = ompi_comm_size(comm);
     snprintf(r->name, sizeof r->name, "%s", comm->c_name);
     for (int id = 0; id < SPC_NUM_COMM_COUNTERS; ++id) {

@@ -12,6 +12,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/runtime/params.h"
+#include "ompi/runtime/ompi_spc_ompi.h"
 
 #include "spc/spc.h"
 

@@ -13,6 +13,7 @@
 
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
+#include "ompi/runtime/ompi_spc_ompi.h"
 #include "spc/events.h"
 #include "spc/names.h"
 #include "spc/spc.h"
@@ -43,7 +44,7 @@ static inline void ompi_spc_event_raise(int type, ompi_communicator_t *comm, int
 {
     const int32_t me = comm->c_my_rank;
     const bool send = OMPI_SPC_EVENT_SEND == direction;
-    struct ompi_spc_event_data data = {comm->c_contextid, send ? me : peer, send ? peer : me, tag,
+    struct ompi_spc_event_data data = {ompi_spc_comm_id(comm), send ? me : peer, send ? peer : me, tag,
                                        sequence, direction, size, (uint64_t)(uintptr_t)request};
     spc_ev_raise(type, comm, &data);
 }

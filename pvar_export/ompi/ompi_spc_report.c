@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include "ompi/mca/coll/coll.h"
-#include "ompi/mca/rte/rte.h"
 #include "ompi/runtime/ompi_spc.h"
+#include OMPI_SPC_RTE_HEADER
 #include "ompi/runtime/params.h"
 #include "opal/util/output.h"
 #include "spc/live.h"

@@ -26,8 +26,10 @@ TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
     // (ompi/runtime/ompi_spc.h:52-161); the paper's OOS_MATCH_TIME follows,
     // then the matched probes (patch
     // "spc: count MPI_Mprobe, MPI_Improbe and MPI_Imrecv") and MPI_Comm_dup
-    // (patch "spc: count MPI_Comm_dup").
-    ASSERT_EQ(OMPI_SPC_NUM_COUNTERS, 113);
+    // (patch "spc: count MPI_Comm_dup"), then the MPI 4.0 calls Open MPI 5.0
+    // counts (upstream 5.0.7's and v5.0.x's names), then the one-sided
+    // accumulates (patch "spc: count MPI's one-sided accumulates").
+    ASSERT_EQ(OMPI_SPC_NUM_COUNTERS, 127);
     EXPECT_EQ(OMPI_SPC_SEND, 0);
     EXPECT_EQ(OMPI_SPC_CANCEL, 94);
     EXPECT_EQ(OMPI_SPC_BYTES_RECEIVED_USER, 95);
@@ -36,6 +38,12 @@ TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
     EXPECT_EQ(OMPI_SPC_MPROBE, 109);
     EXPECT_EQ(OMPI_SPC_IMRECV, 111);
     EXPECT_EQ(OMPI_SPC_COMM_DUP, 112);
+    EXPECT_EQ(OMPI_SPC_ISENDRECV, 113);
+    EXPECT_EQ(OMPI_SPC_PSEND_INIT, 120);
+    EXPECT_EQ(OMPI_SPC_ACCUMULATE, 121);
+    EXPECT_EQ(OMPI_SPC_COMPARE_AND_SWAP, 126);
+    EXPECT_STREQ(spc_counter_infos[OMPI_SPC_PREADY_RANGE].description,
+                 "The number of times MPI_Pready_range was called.");
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_SENDRECV_REPLACE].name, "OMPI_SPC_SENDRECV_REPLACE");
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_SEND].description, "The number of times MPI_Send was called.");
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_NEIGHBOR_ALLGATHERV_INIT].description,
