@@ -60,7 +60,10 @@ TEST(AttachList, CategoriesExpandToTheirCounters)
 
     auto mixed = parse_attach_list("spc_mpi_rma,BYTES_PUT");
     EXPECT_EQ(mixed.counters, (std::vector<int>{OMPI_SPC_PUT, OMPI_SPC_RPUT, OMPI_SPC_GET,
-                                                OMPI_SPC_RGET, OMPI_SPC_BYTES_PUT}));
+                                                OMPI_SPC_RGET, OMPI_SPC_BYTES_PUT, OMPI_SPC_ACCUMULATE,
+                                                OMPI_SPC_RACCUMULATE, OMPI_SPC_GET_ACCUMULATE,
+                                                OMPI_SPC_RGET_ACCUMULATE, OMPI_SPC_FETCH_AND_OP,
+                                                OMPI_SPC_COMPARE_AND_SWAP}));
     EXPECT_EQ(mixed.categories, (std::vector<int>{SPC_CATEGORY_MPI_RMA})) << "a counter names no category";
     EXPECT_TRUE(parse_attach_list("all").categories.empty()) << "all names the counters only";
 }
