@@ -154,15 +154,20 @@ int main(int argc, char **argv)
 
     /* 2. Watermark: rank 0 sends 10 messages (tag 20), then one (tag 21),
      * which rank 1 receives first: the 10 wait in its unexpected queue
-     * together, then leave it. */
+     * together, then leave it.  Rank 0 then waits for a 0-byte reply (tag
+     * 22), so that nothing else (a barrier's message) reaches rank 1 before
+     * it has read. */
     if (rank == 0) {
         for (i = 0; i < 10; i++) MPI_Send(buf, 8, MPI_BYTE, 1, 20, MPI_COMM_WORLD);
         MPI_Send(buf, 8, MPI_BYTE, 1, 21, MPI_COMM_WORLD);
+        MPI_Recv(buf, 0, MPI_BYTE, 1, 22, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {
         MPI_Recv(buf, 8, MPI_BYTE, 0, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        report("UNEXPECTED_IN_QUEUE while the 10 wait", read_counter(unexpected), 10);
         for (i = 0; i < 10; i++) MPI_Recv(buf, 8, MPI_BYTE, 0, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         report("MAX_UNEXPECTED_IN_QUEUE after 10 messages waited together", read_counter(max_unexpected), 10);
         report("UNEXPECTED_IN_QUEUE once they are received", read_counter(unexpected), 0);
+        MPI_Send(buf, 0, MPI_BYTE, 0, 22, MPI_COMM_WORLD);
     }
     MPI_Barrier(MPI_COMM_WORLD);
 
@@ -182,6 +187,43 @@ int main(int argc, char **argv)
             report("BYTES_RECEIVED_USER for 100 receives of 64 bytes", read_counter(recv_user) - ru, 6400);
             report("BYTES_RECEIVED_MPI for them", read_counter(recv_mpi) - rm, 0);
         }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* 3b. Synchronous sends take ob1's request path (no inline send): 100
+     * MPI_Ssend of 64 bytes, tag 7. */
+    {
+        long long su = read_counter(sent_user), sm = read_counter(sent_mpi);
+        if (rank == 0) {
+            for (i = 0; i < 100; i++) MPI_Ssend(buf, 64, MPI_BYTE, 1, 7, MPI_COMM_WORLD);
+            report("BYTES_SENT_USER for 100 MPI_Ssend of 64 bytes", read_counter(sent_user) - su, 6400);
+            report("BYTES_SENT_MPI for them", read_counter(sent_mpi) - sm, 0);
+        } else {
+            for (i = 0; i < 100; i++) MPI_Recv(buf, 64, MPI_BYTE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* 3c. Large messages (rendezvous, single copy where the BTL can):
+     * 10 of 1 MiB, received with MPI_ANY_TAG; a 0-byte reply says they
+     * arrived. */
+    {
+        enum { BIG = 1 << 20 };
+        char *big = calloc(1, BIG);
+        long long su = read_counter(sent_user), sm = read_counter(sent_mpi);
+        long long ru = read_counter(recv_user), rm = read_counter(recv_mpi);
+        if (rank == 0) {
+            for (i = 0; i < 10; i++) MPI_Send(big, BIG, MPI_BYTE, 1, 40, MPI_COMM_WORLD);
+            MPI_Recv(buf, 0, MPI_BYTE, 1, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            report("BYTES_SENT_USER for 10 sends of 1 MiB", read_counter(sent_user) - su, 10LL * BIG);
+            report("BYTES_SENT_MPI for them", read_counter(sent_mpi) - sm, 0);
+        } else {
+            for (i = 0; i < 10; i++) MPI_Recv(big, BIG, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, 0, MPI_BYTE, 0, 41, MPI_COMM_WORLD);
+            report("BYTES_RECEIVED_USER for 10 MPI_ANY_TAG receives of 1 MiB", read_counter(recv_user) - ru, 10LL * BIG);
+            report("BYTES_RECEIVED_MPI for them", read_counter(recv_mpi) - rm, 0);
+        }
+        free(big);
     }
     MPI_Barrier(MPI_COMM_WORLD);
 
