@@ -125,7 +125,7 @@ int main(int argc, char **argv)
     /* 1. Classes: what each counter is, as MPI_T says it. */
     {
         static const struct { const char *name; int predicted; } rows[] = {
-            {"SEND", MPI_T_PVAR_CLASS_COUNTER}, {"BYTES_SENT_USER", MPI_T_PVAR_CLASS_COUNTER},
+            {"SEND", MPI_T_PVAR_CLASS_COUNTER}, {"BYTES_SENT_USER", MPI_T_PVAR_CLASS_AGGREGATE},
             {"UNEXPECTED_IN_QUEUE", MPI_T_PVAR_CLASS_LEVEL}, {"OOS_IN_QUEUE", MPI_T_PVAR_CLASS_LEVEL},
             {"MAX_UNEXPECTED_IN_QUEUE", MPI_T_PVAR_CLASS_HIGHWATERMARK},
             {"MAX_OOS_IN_QUEUE", MPI_T_PVAR_CLASS_HIGHWATERMARK},
