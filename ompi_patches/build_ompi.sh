@@ -161,13 +161,15 @@ if [ "$variant" != upstream ]; then
 fi
 
 # sources_hash PATH...: the content of the files under the PATHs of the
-# repository that exist; documents (*.md, such as ompi_patches/5.0.7/PORTING.md)
-# are not what a build is made of.
+# repository; documents (*.md, such as ompi_patches/5.0.7/PORTING.md) are not
+# what a build is made of.  A PATH that does not exist is an error: a renamed
+# file must not drop out of the hash unnoticed.
 sources_hash() {
-    local existing=()
-    for path in "$@"; do [ -e "$repo/$path" ] && existing+=("$path"); done
-    [ ${#existing[@]} -gt 0 ] || return 0
-    (cd "$repo" && find "${existing[@]}" -type f ! -path '*/__pycache__/*' ! -name '*.md' -print0 |
+    [ $# -gt 0 ] || return 0
+    for path in "$@"; do
+        [ -e "$repo/$path" ] || { echo "build_ompi.sh: $path, a source of the $variant build, is missing" >&2; exit 1; }
+    done
+    (cd "$repo" && find "$@" -type f ! -path '*/__pycache__/*' ! -name '*.md' -print0 |
         sort -z | xargs -0 sha256sum)
 }
 content_hash() {
