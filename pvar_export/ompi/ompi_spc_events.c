@@ -27,7 +27,7 @@
 #include "ompi/runtime/ompi_spc_events.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/base/mca_base_var_enum.h"
-#include "opal/threads/mutex.h"
+#include OMPI_SPC_MUTEX_HEADER
 
 #if SPC_ENABLE
 #define NUM_EVENTS OMPI_SPC_NUM_EVENTS

@@ -22,6 +22,9 @@
 /* The runtime's header (OMPI_PROC_MY_NAME, ompi_process_info), for
  * #include OMPI_SPC_RTE_HEADER: rte.h became ompi_rte.h in 5.0. */
 #define OMPI_SPC_RTE_HEADER "ompi/runtime/ompi_rte.h"
+/* opal_mutex_t, for #include OMPI_SPC_MUTEX_HEADER: threads became an MCA
+ * framework in 5.0. */
+#define OMPI_SPC_MUTEX_HEADER "opal/mca/threads/mutex.h"
 
 /* A communicator's index on this rank: ob1's hdr_ctx, its place in
  * ompi_mpi_communicators.  In 5.0 c_contextid is an extended id (a struct)
@@ -49,6 +52,7 @@ static inline uint32_t ompi_spc_comm_id(const ompi_communicator_t *comm)
 #else /* Open MPI 4.1 */
 
 #define OMPI_SPC_RTE_HEADER "ompi/mca/rte/rte.h"
+#define OMPI_SPC_MUTEX_HEADER "opal/threads/mutex.h"
 #define OMPI_SPC_COMM_LOCAL_CID(comm) ((uint32_t)(comm)->c_contextid)
 static inline uint32_t ompi_spc_comm_id(const ompi_communicator_t *comm)
 {
