@@ -27,6 +27,7 @@
 #include "ompi/runtime/ompi_spc.h"
 #include "ompi/runtime/ompi_spc_events.h"
 #include "ompi/runtime/ompi_spc_hooks.h"
+#include OMPI_SPC_MUTEX_HEADER /* opal_using_threads */
 #include "ompi/runtime/params.h"
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var_group.h"
@@ -538,7 +539,9 @@ static void register_pvars(void)
     register_traffic_pvars(group);
 }
 
-static bool is_rank_zero(void) { return 0 == ompi_comm_rank(&ompi_mpi_comm_world.comm); }
+/* The rank in the job from the runtime, not MPI_COMM_WORLD: a process started
+ * by MPI_Session_init alone has no world. */
+static bool is_rank_zero(void) { return 0 == OMPI_PROC_MY_NAME->vpid; }
 
 
 static void apply_attach_list(void)
@@ -581,8 +584,8 @@ static void apply_live(void)
     char jobid[32], message[1024];
     snprintf(jobid, sizeof jobid, "%u", (unsigned)OMPI_PROC_MY_NAME->jobid);
     struct spc_live_identity who = {ompi_mpi_spc_live_dir, ompi_mpi_spc_live_group, jobid, NULL,
-                                    ompi_comm_rank(&ompi_mpi_comm_world.comm),
-                                    ompi_comm_size(&ompi_mpi_comm_world.comm)};
+                                    (int)OMPI_PROC_MY_NAME->vpid,
+                                    (int)ompi_process_info.num_procs};
     if (SPC_SUCCESS != spc_live_publish(&who, message, sizeof message) || '\0' != message[0]) {
         opal_output(0, "spc: mpi_spc_live: %s", message);
     }
@@ -590,12 +593,18 @@ static void apply_live(void)
 
 void ompi_spc_init(void)
 {
+    /* The first of MPI_Init, MPI_Init_thread and MPI_Session_init starts
+     * the counters; the others find them running. */
+    if (spc_running) {
+        return;
+    }
     spc_init();
 #if SPC_ENABLE
     spc_papi_register();
 #endif
     apply_timer_sampling();
-    ompi_spc_events_mpi_init(ompi_mpi_thread_multiple);
+    /* a session asks for threads through its info, not MPI_Init_thread */
+    ompi_spc_events_mpi_init(ompi_mpi_thread_multiple || opal_using_threads());
     register_pvars();
     spc_running = true;
     apply_live();
@@ -605,7 +614,8 @@ void ompi_spc_init(void)
 void ompi_spc_fini(void)
 {
     /* MPI_Finalize runs this first thing, even when called twice or before
-     * MPI_Init (ompi/mpi/c/finalize.c:44). */
+     * MPI_Init (ompi/mpi/c/finalize.c:44); with MPI sessions the last
+     * instance's finalize runs it too. */
     if (!spc_running) {
         return;
     }

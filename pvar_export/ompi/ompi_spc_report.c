@@ -7,11 +7,14 @@
  * min / mean / max of each bin that held a message on some rank, the CSV a
  * row per rank and bin, named OMPI_SPC_<HISTOGRAM>_BIN<k>.  With every
  * communicator recorded (mpi_spc_attach "traffic"), a second CSV beside the
- * first (comm_csv_path) holds each rank's communicators' counters.  Both say
+ * first (csv_path_with ".comms") holds each rank's communicators' counters.  Both say
  * which job and node each line is: under Slurm its job id and step (the
  * batch system's, spc_batch_identity), else mpirun's job id; the table in a
  * line after it, the CSV in columns after rank,counter,value,unit (which
- * stay first, for readers that take them by position).
+ * stay first, for readers that take them by position).  A process that
+ * started MPI with MPI sessions alone has no MPI_COMM_WORLD to gather over:
+ * it prints and writes its own values, its CSV named with its rank
+ * (own_csv_path).
  */
 #include "ompi_config.h"
 
@@ -21,12 +24,77 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/coll.h"
+#include "ompi/op/op.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "ompi/runtime/ompi_spc.h"
 #include OMPI_SPC_RTE_HEADER
 #include "ompi/runtime/params.h"
 #include "opal/util/output.h"
 #include "spc/live.h"
+
+/* Whom the report speaks for: MPI_COMM_WORLD, or (comm NULL) this process
+ * alone, rank first_rank of its job.  The collectives below are copies then. */
+struct report_group {
+    ompi_communicator_t *comm;
+    int rank, size, first_rank;
+};
+
+static struct report_group report_group(void)
+{
+    /* MPI_Finalize reports first thing (SPC_FINI), while the world is up;
+     * the last MPI_Session_finalize of a sessions program has none. */
+    if (ompi_mpi_state >= OMPI_MPI_STATE_INIT_COMPLETED &&
+        ompi_mpi_state < OMPI_MPI_STATE_FINALIZE_STARTED) {
+        ompi_communicator_t *world = &ompi_mpi_comm_world.comm;
+        return (struct report_group){world, ompi_comm_rank(world), ompi_comm_size(world), 0};
+    }
+    return (struct report_group){NULL, 0, 1, (int)OMPI_PROC_MY_NAME->vpid};
+}
+
+static void copy_values(const void *in, void *out, int count, ompi_datatype_t *type)
+{
+    size_t size = 0;
+    ompi_datatype_type_size(type, &size);
+    memcpy(out, in, (size_t)count * size);
+}
+
+static void group_reduce(const struct report_group *group, const void *in, void *out, int count,
+                         ompi_datatype_t *type, ompi_op_t *op)
+{
+    ompi_communicator_t *comm = group->comm;
+    if (NULL == comm) {
+        copy_values(in, out, count, type);
+        return;
+    }
+    comm->c_coll->coll_reduce(in, out, count, type, op, 0, comm, comm->c_coll->coll_reduce_module);
+}
+
+/* Whether every rank says yes: so that rank 0's failed allocation skips a
+ * step on all ranks instead of leaving the others in a gather. */
+static bool group_all(const struct report_group *group, bool mine)
+{
+    ompi_communicator_t *comm = group->comm;
+    int yes = mine, all_yes = yes;
+    if (NULL != comm) {
+        comm->c_coll->coll_allreduce(&yes, &all_yes, 1, MPI_INT, MPI_MIN, comm,
+                                     comm->c_coll->coll_allreduce_module);
+    }
+    return 0 != all_yes;
+}
+
+static void group_gather(const struct report_group *group, const void *in, int count,
+                         ompi_datatype_t *type, void *out)
+{
+    ompi_communicator_t *comm = group->comm;
+    if (NULL == comm) {
+        copy_values(in, out, count, type);
+        return;
+    }
+    comm->c_coll->coll_gather(in, count, type, out, count, type, 0, comm,
+                              comm->c_coll->coll_gather_module);
+}
 
 /* Which job, step and node a rank is: gathered to rank 0 with the values. */
 struct rank_identity {
@@ -48,24 +116,18 @@ static void my_identity(struct rank_identity *me)
 
 /* The identities of every rank at rank 0 (NULL elsewhere, or if rank 0 could
  * not allocate: the ranks agree first, as write_csv does). */
-static struct rank_identity *gather_identities(ompi_communicator_t *world)
+static struct rank_identity *gather_identities(const struct report_group *group)
 {
-    const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
     struct rank_identity me, *all = NULL;
-    int ready = 1, all_ready = 0;
     my_identity(&me);
-    if (0 == rank) {
-        all = calloc((size_t)size, sizeof *all);
-        ready = NULL != all;
+    if (0 == group->rank) {
+        all = calloc((size_t)group->size, sizeof *all);
     }
-    world->c_coll->coll_allreduce(&ready, &all_ready, 1, MPI_INT, MPI_MIN, world,
-                                  world->c_coll->coll_allreduce_module);
-    if (!all_ready) {
+    if (!group_all(group, 0 != group->rank || NULL != all)) {
         free(all);
         return NULL;
     }
-    world->c_coll->coll_gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0, world,
-                               world->c_coll->coll_gather_module);
+    group_gather(group, &me, (int)sizeof me, MPI_BYTE, all);
     return all;
 }
 
@@ -116,25 +178,21 @@ static void print_identity(const struct rank_identity *all, int size)
 /* Min, mean, max and the rank of the max of every counter, from three
  * reductions to rank 0: no rank gathers every value, and all buffers are on
  * the stack, so no rank can fail to allocate and leave the others waiting. */
-static void print_table(const unsigned long long *values, ompi_communicator_t *world)
+static void print_table(const unsigned long long *values, const struct report_group *group)
 {
-    const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
+    const int rank = group->rank, size = group->size;
     struct { long value; int rank; } mine[OMPI_SPC_NUM_COUNTERS], max[OMPI_SPC_NUM_COUNTERS];
     unsigned long long min[OMPI_SPC_NUM_COUNTERS], sum[OMPI_SPC_NUM_COUNTERS];
     unsigned long long timed[OMPI_SPC_NUM_COUNTERS], timed_sum[OMPI_SPC_NUM_COUNTERS];
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
         mine[id].value = (long)values[id];
-        mine[id].rank = rank;
+        mine[id].rank = group->first_rank + rank;
         timed[id] = spc_timer_intervals(id);
     }
-    world->c_coll->coll_reduce(values, min, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
-                               0, world, world->c_coll->coll_reduce_module);
-    world->c_coll->coll_reduce(values, sum, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
-                               0, world, world->c_coll->coll_reduce_module);
-    world->c_coll->coll_reduce(mine, max, OMPI_SPC_NUM_COUNTERS, MPI_LONG_INT, MPI_MAXLOC, 0,
-                               world, world->c_coll->coll_reduce_module);
-    world->c_coll->coll_reduce(timed, timed_sum, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG,
-                               MPI_SUM, 0, world, world->c_coll->coll_reduce_module);
+    group_reduce(group, values, min, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_MIN);
+    group_reduce(group, values, sum, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_SUM);
+    group_reduce(group, mine, max, OMPI_SPC_NUM_COUNTERS, MPI_LONG_INT, MPI_MAXLOC);
+    group_reduce(group, timed, timed_sum, OMPI_SPC_NUM_COUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_SUM);
     if (0 != rank) {
         return;
     }
@@ -142,11 +200,18 @@ static void print_table(const unsigned long long *values, ompi_communicator_t *w
     char text[(OMPI_SPC_NUM_COUNTERS + 6) * 160 + SPC_NUM_TIMERS * 160];
     size_t used = 0;
     int zero = 0;
-    used += snprintf(text + used, sizeof text - used,
-                     "Open MPI software-based performance counters, %d ranks "
-                     "(counters that were 0 on every rank are left out)\n"
-                     "%-36s %-12s %16s %18s %16s %8s\n", size, "counter", "unit", "min",
-                     "mean", "max", "max rank");
+    if (NULL != group->comm) {
+        used += snprintf(text + used, sizeof text - used,
+                         "Open MPI software-based performance counters, %d ranks "
+                         "(counters that were 0 on every rank are left out)\n", size);
+    } else {
+        used += snprintf(text + used, sizeof text - used,
+                         "Open MPI software-based performance counters of rank %d alone (MPI "
+                         "sessions, no MPI_COMM_WORLD; counters that were 0 are left out)\n",
+                         group->first_rank);
+    }
+    used += snprintf(text + used, sizeof text - used, "%-36s %-12s %16s %18s %16s %8s\n", "counter",
+                     "unit", "min", "mean", "max", "max rank");
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
         if (0 == max[id].value) {
             ++zero;
@@ -175,17 +240,14 @@ enum { NUM_BINS = SPC_NUM_HISTOGRAMS * SPC_HISTOGRAM_BINS };
 
 /* Min, mean and max over ranks of each histogram bin, as print_table does
  * for the counters; bins that stayed 0 on every rank are left out. */
-static void print_histograms(const unsigned long long *bins, ompi_communicator_t *world)
+static void print_histograms(const unsigned long long *bins, const struct report_group *group)
 {
-    const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
+    const int size = group->size;
     unsigned long long min[NUM_BINS], max[NUM_BINS], sum[NUM_BINS];
-    world->c_coll->coll_reduce(bins, min, NUM_BINS, MPI_UNSIGNED_LONG_LONG, MPI_MIN, 0, world,
-                               world->c_coll->coll_reduce_module);
-    world->c_coll->coll_reduce(bins, max, NUM_BINS, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, world,
-                               world->c_coll->coll_reduce_module);
-    world->c_coll->coll_reduce(bins, sum, NUM_BINS, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, world,
-                               world->c_coll->coll_reduce_module);
-    if (0 != rank) {
+    group_reduce(group, bins, min, NUM_BINS, MPI_UNSIGNED_LONG_LONG, MPI_MIN);
+    group_reduce(group, bins, max, NUM_BINS, MPI_UNSIGNED_LONG_LONG, MPI_MAX);
+    group_reduce(group, bins, sum, NUM_BINS, MPI_UNSIGNED_LONG_LONG, MPI_SUM);
+    if (0 != group->rank) {
         return;
     }
     char text[(NUM_BINS + 4 * SPC_NUM_HISTOGRAMS) * 100];
@@ -218,25 +280,20 @@ static void print_histograms(const unsigned long long *bins, ompi_communicator_t
  * agree that rank 0 could allocate, so a failed allocation skips the file
  * instead of leaving the others in a gather. */
 static void write_csv(const char *path, const unsigned long long *values, int count,
-                      const struct rank_identity *ids, ompi_communicator_t *world)
+                      const struct rank_identity *ids, const struct report_group *group)
 {
-    const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
+    const int rank = group->rank, size = group->size;
     unsigned long long *all = NULL;
-    int ready = 1, all_ready = 0;
     if (0 == rank) {
         all = malloc((size_t)size * (size_t)count * sizeof *all);
-        ready = NULL != all;
     }
-    world->c_coll->coll_allreduce(&ready, &all_ready, 1, MPI_INT, MPI_MIN, world,
-                                  world->c_coll->coll_allreduce_module);
-    if (!all_ready) {
+    if (!group_all(group, 0 != rank || NULL != all)) {
         if (0 == rank) {
             opal_output(0, "spc: no memory for the values of %d ranks: %s not written", size, path);
         }
         return;
     }
-    world->c_coll->coll_gather(values, count, MPI_UNSIGNED_LONG_LONG, all, count,
-                               MPI_UNSIGNED_LONG_LONG, 0, world, world->c_coll->coll_gather_module);
+    group_gather(group, values, count, MPI_UNSIGNED_LONG_LONG, all);
     if (0 != rank) {
         return;
     }
@@ -252,13 +309,13 @@ static void write_csv(const char *path, const unsigned long long *values, int co
                 snprintf(who, sizeof who, "%s,%s,%s", ids[r].job, ids[r].step, ids[r].node);
             }
             for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-                fprintf(csv, "%d,%s,%llu,%s,%s\n", r, spc_counter_infos[id].name, of_rank[id],
+                fprintf(csv, "%d,%s,%llu,%s,%s\n", group->first_rank + r, spc_counter_infos[id].name, of_rank[id],
                         spc_unit_name(spc_counter_infos[id].unit), who);
             }
             for (int at = 0; at < count - OMPI_SPC_NUM_COUNTERS; ++at) {
                 char name[64];
                 spc_histogram_bin_name(at / SPC_HISTOGRAM_BINS, at % SPC_HISTOGRAM_BINS, name, sizeof name);
-                fprintf(csv, "%d,%s,%llu,%s,%s\n", r, name, of_rank[OMPI_SPC_NUM_COUNTERS + at],
+                fprintf(csv, "%d,%s,%llu,%s,%s\n", group->first_rank + r, name, of_rank[OMPI_SPC_NUM_COUNTERS + at],
                         spc_unit_name(SPC_UNIT_MESSAGES), who);
             }
         }
@@ -269,13 +326,12 @@ static void write_csv(const char *path, const unsigned long long *values, int co
     free(all);
 }
 
-/* The communicators' CSV: the dump file's name with .comms before its
- * .csv (or .comms.csv added). */
-static void comm_csv_path(const char *dump_file, char *path, size_t size)
+/* The dump file's name with infix before its .csv (or infix.csv added). */
+static void csv_path_with(const char *dump_file, const char *infix, char *path, size_t size)
 {
     size_t length = strlen(dump_file);
     const bool csv = length >= 4 && 0 == strcmp(dump_file + length - 4, ".csv");
-    snprintf(path, size, "%.*s.comms.csv", (int)(csv ? length - 4 : length), dump_file);
+    snprintf(path, size, "%.*s%s.csv", (int)(csv ? length - 4 : length), dump_file, infix);
 }
 
 /* name as one CSV field: quoted, its quotes doubled */
@@ -295,42 +351,42 @@ static void put_field(FILE *csv, const char *name)
  * records as bytes), which writes a row per rank, communicator and counter.
  * As write_csv, the ranks agree first that rank 0 could allocate. */
 static void write_comm_csv(const char *path, const struct ompi_spc_comm_record *mine, int num_mine,
-                           const struct rank_identity *ids, ompi_communicator_t *world)
+                           const struct rank_identity *ids, const struct report_group *group)
 {
-    const int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
+    const int rank = group->rank, size = group->size;
     const int record = (int)sizeof *mine;
     int *counts = NULL, *bytes = NULL, *displacements = NULL, total = 0;
     struct ompi_spc_comm_record *all = NULL;
     if (0 == rank) {
         counts = calloc((size_t)size, sizeof *counts);
-    }
-    world->c_coll->coll_gather(&num_mine, 1, MPI_INT, counts, 1, MPI_INT, 0, world,
-                               world->c_coll->coll_gather_module);
-    int ready = 1, all_ready = 0;
-    if (0 == rank) {
         bytes = calloc((size_t)size, sizeof *bytes);
         displacements = calloc((size_t)size, sizeof *displacements);
-        for (int r = 0; NULL != counts && r < size; ++r) {
-            total += counts[r];
-        }
-        all = malloc((size_t)(total > 0 ? total : 1) * sizeof *all);
-        ready = NULL != counts && NULL != bytes && NULL != displacements && NULL != all;
-        for (int r = 0, at = 0; ready && r < size; at += counts[r++]) {
-            bytes[r] = counts[r] * record;
-            displacements[r] = at * record;
-        }
     }
-    world->c_coll->coll_allreduce(&ready, &all_ready, 1, MPI_INT, MPI_MIN, world,
-                                  world->c_coll->coll_allreduce_module);
-    if (all_ready) {
+    bool ready = group_all(group, 0 != rank || (NULL != counts && NULL != bytes && NULL != displacements));
+    if (ready) {
+        group_gather(group, &num_mine, 1, MPI_INT, counts);
+        if (0 == rank) {
+            for (int r = 0; r < size; ++r) {
+                bytes[r] = counts[r] * record;
+                displacements[r] = total * record;
+                total += counts[r];
+            }
+            all = malloc((size_t)(total > 0 ? total : 1) * sizeof *all);
+        }
+        ready = group_all(group, 0 != rank || NULL != all);
+    }
+    if (ready && NULL == group->comm) {
+        memcpy(all, mine, (size_t)num_mine * sizeof *mine);
+    } else if (ready) {
+        ompi_communicator_t *world = group->comm;
         world->c_coll->coll_gatherv(mine, num_mine * record, MPI_BYTE, all, bytes, displacements, MPI_BYTE,
                                     0, world, world->c_coll->coll_gatherv_module);
     }
-    if (0 == rank && !all_ready) {
+    if (0 == rank && !ready) {
         opal_output(0, "spc: no memory for the communicators of %d ranks: %s not written", size, path);
     }
-    FILE *csv = 0 == rank && all_ready ? fopen(path, "w") : NULL;
-    if (0 == rank && all_ready && NULL == csv) {
+    FILE *csv = 0 == rank && ready ? fopen(path, "w") : NULL;
+    if (0 == rank && ready && NULL == csv) {
         opal_output(0, "spc: cannot write %s: %s", path, strerror(errno));
     }
     if (NULL != csv) {
@@ -339,7 +395,7 @@ static void write_comm_csv(const char *path, const struct ompi_spc_comm_record *
             for (int c = at; c < at + counts[r]; ++c) {
                 for (int id = 0; id < SPC_NUM_COMM_COUNTERS; ++id) {
                     const spc_counter_info *counter = &spc_counter_infos[spc_comm_counter_infos[id].counter];
-                    fprintf(csv, "%d,%u,", r, (unsigned)all[c].id);
+                    fprintf(csv, "%d,%u,", group->first_rank + r, (unsigned)all[c].id);
                     put_field(csv, all[c].name);
                     fprintf(csv, ",%d,%s,%llu,%s,%s,%s,%s\n", (int)all[c].ranks, counter->name,
                             all[c].value[id], spc_unit_name(counter->unit), NULL != ids ? ids[r].job : "",
@@ -373,23 +429,30 @@ void ompi_spc_report(bool histograms, const struct ompi_spc_comm_record *comms, 
             values[OMPI_SPC_NUM_COUNTERS + id * SPC_HISTOGRAM_BINS + bin] = bins[bin];
         }
     }
-    ompi_communicator_t *world = &ompi_mpi_comm_world.comm;
-    struct rank_identity *ids = gather_identities(world);
-    print_table(values, world);
-    if (0 == ompi_comm_rank(world)) {
-        print_identity(ids, ompi_comm_size(world));
+    const struct report_group group = report_group();
+    struct rank_identity *ids = gather_identities(&group);
+    print_table(values, &group);
+    if (0 == group.rank) {
+        print_identity(ids, group.size);
     }
     if (histograms) {
-        print_histograms(values + OMPI_SPC_NUM_COUNTERS, world);
+        print_histograms(values + OMPI_SPC_NUM_COUNTERS, &group);
     }
     if (NULL != ompi_mpi_spc_dump_file && '\0' != ompi_mpi_spc_dump_file[0]) {
-        write_csv(ompi_mpi_spc_dump_file, values,
-                  OMPI_SPC_NUM_COUNTERS + (histograms ? NUM_BINS : 0), ids, world);
+        /* without a world, each process its own file: foo.csv -> foo.rank3.csv */
+        char own[4096], path[4096];
+        const char *dump_file = ompi_mpi_spc_dump_file;
+        if (NULL == group.comm) {
+            char infix[32];
+            snprintf(infix, sizeof infix, ".rank%d", group.first_rank);
+            csv_path_with(ompi_mpi_spc_dump_file, infix, own, sizeof own);
+            dump_file = own;
+        }
+        write_csv(dump_file, values, OMPI_SPC_NUM_COUNTERS + (histograms ? NUM_BINS : 0), ids, &group);
         if (histograms) {  /* "traffic": every communicator was recorded */
-            char path[4096];
-            comm_csv_path(ompi_mpi_spc_dump_file, path, sizeof path);
-            write_comm_csv(path, comms, num_comms, ids, world);
-            if (0 == ompi_comm_rank(world)) {
+            csv_path_with(dump_file, ".comms", path, sizeof path);
+            write_comm_csv(path, comms, num_comms, ids, &group);
+            if (0 == group.rank) {
                 opal_output(0, "spc: every communicator's counters, per rank: %s", path);
             }
         }
