@@ -2,7 +2,8 @@
 shared-memory message of the spc build (PMPI_Send and the receive match,
 each inclusive of what it calls), off, all on with the exact timer and all
 on with timers sampled,
-against the budget committed in netpipe_runs/instruction_budget.json.
+against the budget committed in netpipe_runs/instruction_budget.json (Open MPI
+4.1.4) or netpipe_runs/instruction_budget-VERSION.json (--ompi-version).
 Instruction counts repeat to the instruction, so this is a test, not a
 benchmark; the compiled-out figures the budget is set over are in that file
 (they move only with Open MPI itself), so the check needs no second Open MPI
@@ -32,7 +33,14 @@ import tempfile
 
 from netpipe_runs import callgrind_counts, study
 
-BUDGET_FILE = os.path.join(study.REPO, "netpipe_runs", "instruction_budget.json")
+
+
+def budget_file(ompi_version):
+    """Each Open MPI's own: its compiled-out figures and code differ."""
+    suffix = "" if ompi_version == "4.1.4" else f"-{ompi_version}"
+    return os.path.join(study.REPO, "netpipe_runs", f"instruction_budget{suffix}.json")
+
+
 # What each configuration turns on from MPI_Init (mpi_spc_attach and others).
 CONFIGURATIONS = {
     "off": (),
@@ -204,6 +212,7 @@ def main():
     parser.add_argument("--listener", help="table: bench/event_listener.c built as a shared library")
     parser.add_argument("--upstream-mpirun", help="table: the upstream build's mpirun")
     parser.add_argument("--upstream-program", help="table: bench/pingpong.c built against it")
+    parser.add_argument("--ompi-version", default="4.1.4", help="whose budget file (default 4.1.4)")
     args = parser.parse_args()
     paths = [args.mpirun, args.program]
     if args.command == "table":
@@ -216,7 +225,12 @@ def main():
     for path in paths:
         if not os.path.isfile(path):
             parser.error(f"{path}: no such file")
-    with open(BUDGET_FILE) as f:
+    path = budget_file(args.ompi_version)
+    if not os.path.isfile(path):
+        parser.error(f"{path}: no budget recorded for Open MPI {args.ompi_version}; write one with the "
+                     f"nospc build's compiled-out figures (python3 -m netpipe_runs.callgrind_counts "
+                     f"--configurations baseline), then run record")
+    with open(path) as f:
         budget = json.load(f)
     if args.command == "table":
         table(args, budget)
@@ -228,10 +242,10 @@ def main():
             budget["profile"][name] = measured[name]
         for name in BUDGETED:
             budget["budget"][name] = over(measured[name], budget["compiled_out"])
-        with open(BUDGET_FILE, "w") as f:
+        with open(path, "w") as f:
             json.dump(budget, f, indent=1, sort_keys=True)
             f.write("\n")
-        print(f"recorded into {BUDGET_FILE}")
+        print(f"recorded into {path}")
     failures = controls(measured, budget)
     for name in CONFIGURATIONS:
         if name in BUDGETED:
