@@ -114,17 +114,18 @@ static int mpit_error(int rc)
     }
 }
 
-/* Info objects exist between MPI_Init and MPI_Finalize (their table is set
- * up by ompi_mpiinfo_init): elsewhere a call that returns one is refused
+/* Info objects exist between MPI_Init and MPI_Finalize, or while a session
+ * is open (OMPI_SPC_INFO_ACCESSIBLE): elsewhere a call that returns one is refused
  * with MPI_T_ERR_NOT_ACCESSIBLE, as MPI 4.1 section 16.3.8.2 allows.
- * Hints: none are supported, so the object is empty. */
+ * Hints: none are supported, so the object is empty.  It is made as
+ * MPI_Info_create makes one (OMPI_SPC_INFO_NEW), for MPI_Info_free undoes
+ * what that did: on 5.0 it releases a reference on MPI's instance. */
 static int new_info(MPI_Info *info)
 {
-    int32_t state = ompi_mpi_state;
-    if (state < OMPI_MPI_STATE_INIT_COMPLETED || state >= OMPI_MPI_STATE_FINALIZE_STARTED) {
+    if (!OMPI_SPC_INFO_ACCESSIBLE()) {
         return MPI_T_ERR_NOT_ACCESSIBLE;
     }
-    *info = OBJ_NEW(ompi_info_t);
+    *info = OMPI_SPC_INFO_NEW();
     return NULL == *info ? MPI_T_ERR_MEMORY : MPI_SUCCESS;
 }
 

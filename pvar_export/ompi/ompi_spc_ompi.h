@@ -49,6 +49,18 @@ static inline uint32_t ompi_spc_comm_id(const ompi_communicator_t *comm)
 /* MPI sessions (MPI_Session_init) start MPI without MPI_COMM_WORLD. */
 #define OMPI_SPC_HAVE_SESSIONS 1
 
+/* A new, empty MPI_Info for MPI_Info_free to free (#include
+ * "ompi/info/info.h" where it is used).  In 5.0 each info object holds a
+ * reference on MPI's basic instance: ompi_info_allocate takes it
+ * (ompi_mpi_instance_retain, info/info.c:405) and ompi_info_free gives it
+ * back (ompi_mpi_instance_release, info.c:436).  An object made by a bare
+ * OBJ_NEW gives back one it never took, and the last release then runs
+ * opal_finalize_util under MPI_Finalize (instance.c:224-244). */
+#define OMPI_SPC_INFO_NEW() ompi_info_allocate()
+/* Whether info objects exist now: while any MPI instance does (MPI_Init's or
+ * a session's; the info table is set up with the first, instance.c:839). */
+#define OMPI_SPC_INFO_ACCESSIBLE() (ompi_instance_count > 0)
+
 #else /* Open MPI 4.1 */
 
 #define OMPI_SPC_RTE_HEADER "ompi/mca/rte/rte.h"
@@ -59,6 +71,11 @@ static inline uint32_t ompi_spc_comm_id(const ompi_communicator_t *comm)
     return (uint32_t)comm->c_contextid;
 }
 #define OMPI_SPC_HAVE_SESSIONS 0
+/* 4.1's MPI_Info_create makes its object so; ompi_info_free only releases it. */
+#define OMPI_SPC_INFO_NEW() OBJ_NEW(ompi_info_t)
+/* between MPI_Init and MPI_Finalize (ompi_mpiinfo_init sets the table up) */
+#define OMPI_SPC_INFO_ACCESSIBLE()                                                                 \
+    (ompi_mpi_state >= OMPI_MPI_STATE_INIT_COMPLETED && ompi_mpi_state < OMPI_MPI_STATE_FINALIZE_STARTED)
 
 #endif
 

@@ -1,5 +1,5 @@
-/* SPC with MPI sessions alone (Open MPI 5.0; patch "spc: start with every
- * MPI instance, MPI sessions too"): no MPI_Init, so SPC starts in
+/* SPC with MPI sessions alone (Open MPI 5.0, the patch
+ * "spc: start with every MPI instance, MPI sessions too"): no MPI_Init, so SPC starts in
  * MPI_Session_init and ends in the last MPI_Session_finalize.  Two ranks,
  * two rounds (a second session after the first ended, then two sessions at
  * once): rank 0 sends, rank 1 receives, and MPI_T reads exactly the calls
