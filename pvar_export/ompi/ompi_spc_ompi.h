@@ -49,6 +49,11 @@ static inline uint32_t ompi_spc_comm_id(const ompi_communicator_t *comm)
 /* MPI sessions (MPI_Session_init) start MPI without MPI_COMM_WORLD. */
 #define OMPI_SPC_HAVE_SESSIONS 1
 
+/* A barrier of the job's processes outside the PML, so that no MPI counter
+ * sees it (#include OMPI_SPC_PMIX_HEADER): true if it completed. */
+#define OMPI_SPC_PMIX_HEADER "opal/mca/pmix/pmix-internal.h"
+#define OMPI_SPC_FENCE() (PMIX_SUCCESS == PMIx_Fence(NULL, 0, NULL, 0))
+
 /* A new, empty MPI_Info for MPI_Info_free to free (#include
  * "ompi/info/info.h" where it is used).  In 5.0 each info object holds a
  * reference on MPI's basic instance: ompi_info_allocate takes it
@@ -71,6 +76,8 @@ static inline uint32_t ompi_spc_comm_id(const ompi_communicator_t *comm)
     return (uint32_t)comm->c_contextid;
 }
 #define OMPI_SPC_HAVE_SESSIONS 0
+#define OMPI_SPC_PMIX_HEADER "opal/mca/pmix/pmix.h"
+#define OMPI_SPC_FENCE() (OPAL_SUCCESS == opal_pmix.fence(NULL, 0))
 /* 4.1's MPI_Info_create makes its object so; ompi_info_free only releases it. */
 #define OMPI_SPC_INFO_NEW() OBJ_NEW(ompi_info_t)
 /* between MPI_Init and MPI_Finalize (ompi_mpiinfo_init sets the table up) */

@@ -30,6 +30,7 @@
 #include "ompi/runtime/mpiruntime.h"
 #include "ompi/runtime/ompi_spc.h"
 #include OMPI_SPC_RTE_HEADER
+#include OMPI_SPC_PMIX_HEADER
 #include "ompi/runtime/params.h"
 #include "opal/util/output.h"
 #include "spc/live.h"
@@ -430,6 +431,14 @@ void ompi_spc_report(bool histograms, const struct ompi_spc_comm_record *comms, 
         }
     }
     const struct report_group group = report_group();
+    /* Every rank has taken its values (and its communicators' records,
+     * ompi_spc_fini) before any rank's report sends: else a message of a
+     * rank ahead could arrive unexpected at one behind and be counted
+     * (UNEXPECTED, its communicator's UNEXPECTED_IN_QUEUE). */
+    if (NULL != group.comm && !OMPI_SPC_FENCE()) {
+        opal_output(0, "spc: the fence before the finalize report failed; its own messages may be "
+                    "counted");
+    }
     struct rank_identity *ids = gather_identities(&group);
     print_table(values, &group);
     if (0 == group.rank) {
