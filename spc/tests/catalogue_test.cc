@@ -47,7 +47,8 @@ TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_SENDRECV_REPLACE].name, "OMPI_SPC_SENDRECV_REPLACE");
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_SEND].description, "The number of times MPI_Send was called.");
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_NEIGHBOR_ALLGATHERV_INIT].description,
-                 "The number of times MPIX_Neighbor_allgatherv_init was called.");
+                 "The number of times MPI_Neighbor_allgatherv_init (MPIX_Neighbor_allgatherv_init before "
+                 "Open MPI 5.0) was called.");
 }
 
 TEST(Catalogue, NamesAreUniqueAndDescribed)
