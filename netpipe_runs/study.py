@@ -9,6 +9,8 @@ from typing import NamedTuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD_OMPI = os.path.join(REPO, "ompi_patches", "build_ompi.sh")
+# The Open MPI the drivers build and run (build_ompi.sh --ompi): SPC_OMPI_VERSION.
+OMPI_VERSION = os.environ.get("SPC_OMPI_VERSION", "4.1.4")
 # The variable every run of a campaign gets, of a length drawn per run, so
 # that the stack and environment of the ranks start at another place (layout
 # randomisation); mpirun forwards it to the ranks.
@@ -144,7 +146,8 @@ def build(variant, cached=False):
     mode = ["--cached"] if cached else []
     print(f"== Open MPI build '{variant}' ({'cached or fail' if cached else 'cached by content hash'})",
           flush=True)
-    result = subprocess.run([BUILD_OMPI] + mode + [variant], stdout=subprocess.PIPE, text=True)
+    result = subprocess.run([BUILD_OMPI, "--ompi", OMPI_VERSION] + mode + [variant], stdout=subprocess.PIPE,
+                            text=True)
     if result.returncode != 0 or not result.stdout.strip():
         raise BuildUnavailable(f"the Open MPI build '{variant}' is "
                                + ("not current (see the message above)" if cached
@@ -155,8 +158,8 @@ def build(variant, cached=False):
 def where(variant=None):
     """The folder build_ompi.sh keeps its builds in (NetPIPE's are cached
     there too), or the prefix of the build VARIANT, built or not."""
-    return subprocess.run([BUILD_OMPI, "--where"] + ([variant] if variant else []), check=True,
-                          stdout=subprocess.PIPE, text=True).stdout.strip()
+    return subprocess.run([BUILD_OMPI, "--ompi", OMPI_VERSION, "--where"] + ([variant] if variant else []),
+                          check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
 
 
 def build_info(prefix):
@@ -196,6 +199,6 @@ def machine():
         return subprocess.run(["git", "-C", REPO] + list(args), capture_output=True, text=True).stdout
 
     changed = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
-    return {"cpu": first("/proc/cpuinfo", "model name"), "cores": os.cpu_count(),
+    return {"cpu": first("/proc/cpuinfo", "model name"), "cores": os.cpu_count(), "open_mpi": OMPI_VERSION,
             "kernel": os.uname().release, "commit": git("rev-parse", "HEAD").strip() or "unknown",
             "dirty": bool(changed), "changed_files": changed[:20]}
