@@ -122,6 +122,8 @@ def main():
      scratch) = sys.argv[1:]
     prefix, other = os.path.realpath(prefix), os.path.realpath(other)
     ours, theirs = version(prefix), version(other)
+    if ours is None:
+        sys.exit(f"check_versions.py: no Open MPI build at {prefix} (no include/mpi.h)")
     if theirs is None or not all(os.path.exists(os.path.join(other, p)) for p in
                                  ("bin/mpicc", "bin/mpifort", "bin/mpirun", "lib/libmpi.so.40", "include/spc")):
         print(f"SKIP: no Open MPI build of the other version at {other}"
