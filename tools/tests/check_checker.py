@@ -210,7 +210,10 @@ def main():
                          env=mpirun_env(prefix))
             output = result.stdout + result.stderr
             check(result.returncode != 0, f"{name} ran")
-            check(output.count(f"{name} was built with MPICH") == 2, f"{name}: not one line per rank saying why")
+            # ORTE (4.1) lets both ranks say it; PRRTE (5.0) ends the job when the
+            # first rank exits, before the other may have said it.
+            said = output.count(f"{name} was built with MPICH")
+            check(said == 2 or (version[0] >= 5 and said == 1), f"{name}: not one line per rank saying why")
             check("symbol lookup error" not in output and "rank 0 of 1" not in output,
                   f"{name} went past its start")
 
