@@ -11,8 +11,8 @@ build of the other version (OTHER; exit 77, skipped, if it is not built):
   2. The event logger built by the other's mpicc, preloaded into a job of
      this build: the same exact record as this build's own logger (3
      unexpected inserts, tags 0..2, on each communicator comm_constructors
-     makes; the profile's count equals UNEXPECTED read through MPI_T);
-     a planted wrong prediction is reported first.
+     makes, none dropped, UNEXPECTED read through MPI_T); a planted wrong
+     prediction is reported first.
   3. The Fortran helper built by the other's install.sh under a program of
      this build's mpifort (it loads that helper): exact SEND reads.
   4. A rank that Open MPI 5's mpirun starts on an Open MPI 4 libmpi.  Control:
