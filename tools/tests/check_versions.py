@@ -7,7 +7,8 @@ build of the other version (OTHER; exit 77, skipped, if it is not built):
      yes, naming both versions, and with our lib/ first it runs on ours and
      counts its sends exactly; on the 4.1 build, a program on MPI 4.0's
      MPI_Isendrecv (5.0's mpicc): no, naming it and the 5.0 libmpi that has
-     it, and started anyway it stops at that symbol.
+     it, and a `use mpi_f08` program that compares handles (5.0's mpifort):
+     no, 5.0's module; started anyway each stops at the symbol named.
   2. The event logger built by the other's mpicc, preloaded into a job of
      this build: the same exact record as this build's own logger (3
      unexpected inserts, tags 0..2, on each communicator comm_constructors
@@ -26,7 +27,7 @@ build of the other version (OTHER; exit 77, skipped, if it is not built):
      the 5.0 build's lib/ first the same commands run (no false alarm).
 
 usage: /usr/bin/python3 check_versions.py PREFIX OTHER CHECKER LOGGER_C INSTALL_SH CONSTRUCTORS
-           SYSTEM_PING_C MPI_ISENDRECV_C FORTRAN_SENDS_F90 SCRATCH"""
+           SYSTEM_PING_C MPI_ISENDRECV_C FORTRAN_SENDS_F90 FORTRAN_F08_COMPARE_F90 SCRATCH"""
 import csv
 import os
 import re
@@ -116,9 +117,9 @@ def stopped(result, tool, built, launcher, running, library):
 
 
 def main():
-    if len(sys.argv) != 11:
+    if len(sys.argv) != 12:
         sys.exit(__doc__)
-    (prefix, other, checker, logger_c, install_sh, constructors, ping_c, isendrecv_c, sends_f90,
+    (prefix, other, checker, logger_c, install_sh, constructors, ping_c, isendrecv_c, sends_f90, f08_compare,
      scratch) = sys.argv[1:]
     prefix, other = os.path.realpath(prefix), os.path.realpath(other)
     ours, theirs = version(prefix), version(other)
@@ -162,11 +163,21 @@ def main():
             check(result.returncode == 1 and
                   f"the loader finds no MPI_Isendrecv in this build (Open MPI {text(ours)}), which"
                   f" {path('isendrecv')} needs: Open MPI {text(theirs)}'s libmpi.so.40, the one it loads without"
-                  " this build, defines them" in result.stdout, "the checker does not refuse MPI_Isendrecv")
+                  " this build, defines it: rebuild it against this build" in result.stdout, "the checker does not refuse MPI_Isendrecv")
             result = run([os.path.join(prefix, "bin", "mpirun"), "-np", "2", path("isendrecv")],
                          env=mpirun_env(prefix))
             check(result.returncode != 0 and "undefined symbol: MPI_Isendrecv" in result.stdout + result.stderr,
                   "MPI_Isendrecv's program, started anyway, did not stop at that symbol")
+            run([os.path.join(p5, "bin", "mpifort"), "-o", path("f08_compare"), f08_compare])
+            result = run([checker, "--prefix", prefix, path("f08_compare")])
+            check(result.returncode == 1 and
+                  "the loader finds no __mpi_types_MOD_ompi_comm_op_eq, __mpi_types_MOD_ompi_comm_op_ne in this build"
+                  f" (Open MPI {text(ours)}), which {path('f08_compare')} needs: Open MPI 5.0's `use mpi_f08` module"
+                  in result.stdout, "the checker does not refuse 5.0's mpi_f08 module")
+            result = run([os.path.join(prefix, "bin", "mpirun"), "-np", "2", path("f08_compare")],
+                         env=mpirun_env(prefix))
+            check(result.returncode != 0 and "undefined symbol: __mpi_types_MOD_ompi_comm_op_eq"
+                  in result.stdout + result.stderr, "5.0's mpi_f08 program, started anyway, did not stop there")
 
         # 2. The logger built by the other's mpicc over this build: this build's
         # own first, then a planted wrong prediction must be reported.
