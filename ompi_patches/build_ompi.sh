@@ -148,7 +148,8 @@ if [ "$variant" != upstream ]; then
     # install tag, and what is built below with this build's compilers):
     # a change here reinstalls them in seconds and rebuilds no Open MPI.
     tools=(tools/meson.build tools/spc-env tools/spc-check-binary tools/spc-simnodes tools/examples
-           tools/live tools/events/spc_event_logger.c tools/foreign_mpi.c tools/fortran
+           tools/live tools/events/spc_event_logger.c tools/events/spc_launcher_check.h tools/foreign_mpi.c
+           tools/fortran
            tools/apps/inputs/h2o.nw)
     # Every Open MPI library and program links the core; with SPC compiled
     # in, also its PAPI export (MPI_Init calls it: pvar_export/ompi/ompi_spc.c).

@@ -16,7 +16,10 @@
  * separated; default every event), SPC_EVENTS_DIR (default spc-events).
  * Callbacks are registered at THREAD_SAFE, valid wherever ob1 raises, so
  * they run at once; the logger never stops the job: a folder it cannot
- * write, or a full disk, gives one message and the job goes on.
+ * write, or a full disk, gives one message and the job goes on.  One case
+ * stops it, before MPI_Init: a rank that Open MPI 5's mpirun started on an
+ * Open MPI 4 libmpi (spc_launcher_check.h), which would run alone or fail
+ * in MPI_Init; each rank says why in one line and exits with status 1.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +34,7 @@
 
 #include "spc/names.h"
 #include "spc/spc_mpit_client.h"
+#include "spc_launcher_check.h"
 
 #define PREFIX SPC_EVENT_PREFIX
 #define MAX_EVENTS 32
@@ -478,8 +482,20 @@ static void stop(void)
 
 /* ---- the wrapped MPI functions ---------------------------------------------------- */
 
+/* Before MPI_Init: a rank whose libmpi is not the Open MPI of the mpirun that
+ * started it stops with one line (spc_launcher_check.h says why it must). */
+static void check_launcher(void)
+{
+    char message[2048];
+    if (spc_launcher_mismatch("spc-event-logger", message, sizeof message)) {
+        fprintf(stderr, "%s\n", message);
+        exit(1);
+    }
+}
+
 int MPI_Init(int *argc, char ***argv)
 {
+    check_launcher();
     int rc = PMPI_Init(argc, argv);
     if (MPI_SUCCESS == rc) {
         start();
@@ -489,6 +505,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    check_launcher();
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (MPI_SUCCESS == rc) {
         start();

@@ -12,7 +12,13 @@
  * tools/fortran/install.sh builds both into libspc_fortran.so.  Names come
  * from <spc/names.h>, and the search over MPI_T variables is the one every
  * MPI_T reader of ours shares (<spc/spc_mpit_client.h>).
+ *
+ * Loaded with the program, before main: a rank that Open MPI 5's mpirun
+ * started on an Open MPI 4 libmpi (a program built by a 4.1 mpifort, its
+ * lib/ not first) would run alone or fail in MPI_Init; it stops there with
+ * one line saying so (../events/spc_launcher_check.h), exit status 1.
  */
+#define _GNU_SOURCE
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -21,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../events/spc_launcher_check.h"
 #include "spc/names.h"
 #include "spc/spc_mpit_client.h"
 
@@ -39,6 +46,16 @@ static int mpit_up;
 static MPI_T_pvar_session session = MPI_T_PVAR_SESSION_NULL;
 static MPI_T_pvar_handle *handles;
 static int handle_count, handle_capacity;
+
+/* At load time, before the program's MPI_Init (spc_launcher_check.h). */
+__attribute__((constructor)) static void check_launcher(void)
+{
+    char message[2048];
+    if (spc_launcher_mismatch("spc_counters", message, sizeof message)) {
+        fprintf(stderr, "%s\n", message);
+        exit(1);
+    }
+}
 
 static int fail(int code, const char *format, ...) __attribute__((format(printf, 2, 3)));
 static int fail(int code, const char *format, ...)
