@@ -44,6 +44,8 @@ cached=()
 for variant in spc nospc upstream; do
     "$clone/ompi_patches/build_ompi.sh" --cached "$variant" >/dev/null 2>&1 && cached+=("$variant")
 done
+# ./test.sh's second Open MPI
+"$clone/ompi_patches/build_ompi.sh" --ompi 5.0.7 --cached spc >/dev/null 2>&1 && cached+=("5.0.7 spc")
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 echo "== fresh clone of $(git -C "$repo" rev-parse --short HEAD) in $clone"
 echo "   CPU: $cpu, $(nproc) cores; Open MPI cache $cache; builds current there: ${cached[*]:-none}"
