@@ -54,11 +54,12 @@ static struct report_group report_group(void)
     return (struct report_group){NULL, 0, 1, (int)OMPI_PROC_MY_NAME->vpid};
 }
 
+/* By extent, not size: MPI_LONG_INT's pairs are 12 bytes of data 16 apart. */
 static void copy_values(const void *in, void *out, int count, ompi_datatype_t *type)
 {
-    size_t size = 0;
-    ompi_datatype_type_size(type, &size);
-    memcpy(out, in, (size_t)count * size);
+    ptrdiff_t lower_bound = 0, extent = 0;
+    ompi_datatype_get_extent(type, &lower_bound, &extent);
+    memcpy(out, in, (size_t)count * (size_t)extent);
 }
 
 static void group_reduce(const struct report_group *group, const void *in, void *out, int count,
