@@ -124,7 +124,7 @@ if setup "$build_root/release" -Dompi_cache="$ompi_cache"; then
 fi
 # the suites without Open MPI ran in release already
 if [ "$ompi5_built" = true ] &&
-    setup "$build_root/release-5.0.7" -Dompi_cache="$ompi_cache" -Dompi_version=5.0.7; then
+    setup "$build_root/release-5.0.7" -Dompi_cache="$(ompi_patches/build_ompi.sh --where)" -Dompi_version=5.0.7; then
     check "$build_root/release-5.0.7" --no-suite unit --no-suite concurrent --no-suite analysis \
         --no-suite runner --no-suite docs
     check "$build_root/release-5.0.7" --setup flagsites --suite ompi
