@@ -32,6 +32,6 @@ uint64_t ticks_to_microseconds(uint64_t ticks, uint64_t ticks_per_second);
 void sites_switch(int id);
 
 // Seed of a new thread block's random gaps.
-uint64_t random_seed(const uint64_t *block);
+uint64_t random_seed();
 
 }  // namespace spc

@@ -115,7 +115,7 @@ uint64_t *spc_thread_shard_create(void)
         // Counter slots keep what an exited thread counted; the sampling
         // state is this thread's own.
         shard[SPC_BLOCK_COUNTDOWN] = 0;
-        shard[SPC_BLOCK_RANDOM] = spc::random_seed(shard);
+        shard[SPC_BLOCK_RANDOM] = spc::random_seed();
         if (live.fresh) {
             std::lock_guard<std::mutex> lock(r.mutex);
             r.live.push_back(shard);
@@ -142,7 +142,7 @@ uint64_t *spc_thread_shard_create(void)
     }
     std::memset(block, 0, kShardBytes);
     auto *shard = static_cast<uint64_t *>(block);
-    shard[SPC_BLOCK_RANDOM] = spc::random_seed(shard);
+    shard[SPC_BLOCK_RANDOM] = spc::random_seed();
     {
         std::lock_guard<std::mutex> lock(r.mutex);
         r.live.push_back(shard);

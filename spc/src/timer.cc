@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <random>
 
 #include "internal.hpp"
 
@@ -78,9 +79,15 @@ uint64_t ticks_per_second()
 
 namespace spc {
 
-uint64_t random_seed(const uint64_t *block)
+// The n-th thread to count in a process gets the n-th seed, not one from the
+// clock: the gaps still look random to the workload, and a run's timed
+// intervals repeat from run to run (so the instruction budget of sampled
+// timers is a fixed number, netpipe_runs/instruction_budget.py).
+uint64_t random_seed()
 {
-    uint64_t seed = reinterpret_cast<uintptr_t>(block) ^ spc_ticks();
+    static std::atomic<uint64_t> threads_seeded{0};
+    std::mt19937_64 generator(threads_seeded.fetch_add(1, std::memory_order_relaxed));
+    uint64_t seed = generator();
     return seed != 0 ? seed : 0x9e3779b97f4a7c15u;  // xorshift must not start at 0
 }
 

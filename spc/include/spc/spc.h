@@ -192,7 +192,9 @@ uint64_t spc_watermark_slot_read(int watermark_id, int slot);
 /* Times one interval in n per thread (1, the default: every interval) and
  * reports the timers scaled by n, so a timer costs two cycle-counter reads
  * only every n-th time.  The gaps between timed intervals are random around
- * n, so a periodic workload cannot alias with them.  Returns SPC_ERR_BAD_ID
+ * n, so a periodic workload cannot alias with them, and the same in every
+ * run (each thread's come from its place among the threads that counted
+ * before it).  Returns SPC_ERR_BAD_ID
  * for n = 0.  Set it before timers count: values are scaled when read, and
  * a thread other than the caller takes a new n after its next timed interval. */
 int spc_timer_sampling_set(unsigned n);
