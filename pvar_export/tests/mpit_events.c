@@ -27,12 +27,16 @@
  *               K posted-queue inserts raised in one MPI_Startall
  *               (check_forced_drops): exactly 4 arrive and 21 are reported
  *               dropped by its return.
+ * In mode none, also: an insert raised inside MPI_Wait, and one raised
+ * inside MPI_Test, each delivered by that call's return
+ * (check_wait_and_test_safe_points).
  * Every rank also checks the interface's rules and error codes.
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "mpit_util.h"
+#include "spc/spc.h"
 
 enum { K = 25, FIRST_TAG = 100, READY_TAG = 1, BUFFER_FOR_DROPPED = 4 };
 
@@ -400,6 +404,77 @@ static void check_forced_drops(void)
     MPI_OK(MPI_Comm_free(&c));
 }
 
+/* Rank 1 waits (MPI_Wait, or MPI_Test until done) for a message that rank
+ * 0 sends right after one nobody asked for; that one arrives inside the
+ * call, and its insert event, at level NONE, can run only at a safe point:
+ * the one at the call's return (patch "mpit: event safe point in wait, test
+ * and start bindings"), else it would wait for the next MPI call.  The raise
+ * time must lie inside the call, or the round shows nothing (the message
+ * came during an earlier call) and is tried again. */
+static void check_wait_and_test_safe_points(MPI_Comm a)
+{
+    enum { ROUNDS = 20, UNASKED_TAG = 200, WANTED_TAG = 300 };
+    const int insert = event_index("ompi_pml_ob1_unexpected_insert");
+    for (int use_test = 0; use_test <= 1; ++use_test) {
+        const char *call = use_test ? "MPI_Test" : "MPI_Wait";
+        struct seen in_call = {0};
+        MPI_T_event_registration r = NULL;
+        if (1 == test_rank) {
+            MPI_OK(MPI_T_event_handle_alloc(insert, &a, MPI_INFO_NULL, &r));
+            MPI_OK(MPI_T_event_register_callback(r, MPI_T_CB_REQUIRE_NONE, MPI_INFO_NULL, &in_call, record));
+        }
+        int shown = 0, rounds = 0, payload = 0;
+        while (!shown && rounds < ROUNDS) {
+            const int unasked = UNASKED_TAG + rounds, wanted = WANTED_TAG + rounds;
+            ++rounds;
+            if (0 == test_rank) {
+                MPI_OK(MPI_Recv(NULL, 0, MPI_INT, 1, READY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                MPI_OK(MPI_Send(&payload, 1, MPI_INT, 1, unasked, a));
+                MPI_OK(MPI_Send(&payload, 1, MPI_INT, 1, wanted, a));
+                MPI_OK(MPI_Bcast(&shown, 1, MPI_INT, 1, MPI_COMM_WORLD));
+                continue;
+            }
+            MPI_Request request;
+            const int before = in_call.count;
+            MPI_OK(MPI_Irecv(&payload, 1, MPI_INT, 0, wanted, a, &request));
+            MPI_OK(MPI_Send(NULL, 0, MPI_INT, 0, READY_TAG, MPI_COMM_WORLD));
+            /* entry time of the first call, and of the call whose return
+             * had the insert delivered (0: none did) */
+            uint64_t first_entry = 0, delivering_entry = 0;
+            for (int done = 0; !done;) {
+                const uint64_t entry = spc_ticks();
+                first_entry = first_entry ? first_entry : entry;
+                if (use_test) {
+                    MPI_OK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+                } else {
+                    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+                    done = 1;
+                }
+                if (0 == delivering_entry && in_call.count > before) {
+                    delivering_entry = entry;
+                }
+            }
+            MPI_OK(MPI_Recv(&payload, 1, MPI_INT, 0, unasked, a, MPI_STATUS_IGNORE));
+            CHECK(in_call.count - before == 1, "%d inserts for one unasked message", in_call.count - before);
+            const uint64_t raised = in_call.count > before ? (uint64_t)in_call.stamps[before] : 0;
+            /* no message arrives between calls, so raised after the first
+             * entry means raised inside one of the calls */
+            shown = raised > first_entry;
+            CHECK(!shown || (0 != delivering_entry && raised > delivering_entry),
+                  "an insert raised inside %s was delivered only after that call returned", call);
+            MPI_OK(MPI_Bcast(&shown, 1, MPI_INT, 1, MPI_COMM_WORLD));
+        }
+        if (1 == test_rank) {
+            CHECK(shown, "no insert was raised inside %s in %d rounds: nothing shown", call, rounds);
+            if (shown) {
+                printf("rank 1: an insert raised inside %s was delivered by its return (round %d)\n", call,
+                       rounds);
+            }
+            MPI_OK(MPI_T_event_handle_free(r, NULL, NULL));
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -464,6 +539,9 @@ int main(int argc, char **argv)
     }
     if (0 == strcmp(mode, "dropped")) {
         check_forced_drops();
+    }
+    if (0 == strcmp(mode, "none")) {
+        check_wait_and_test_safe_points(a);
     }
     MPI_OK(MPI_T_finalize());
     MPI_OK(MPI_Finalize());
