@@ -407,10 +407,11 @@ static void check_forced_drops(void)
 /* Rank 1 waits (MPI_Wait, or MPI_Test until done) for a message that rank
  * 0 sends right after one nobody asked for; that one arrives inside the
  * call, and its insert event, at level NONE, can run only at a safe point:
- * the one at the call's return (patch "mpit: event safe point in wait, test
- * and start bindings"), else it would wait for the next MPI call.  The raise
- * time must lie inside the call, or the round shows nothing (the message
- * came during an earlier call) and is tried again. */
+ * the one at the call's return (patch
+ * "mpit: event safe point in wait, test and start bindings"), else it would
+ * wait for the next MPI call.  The raise time must lie inside the call, or
+ * the round shows nothing (the message came during an earlier call) and is
+ * tried again. */
 static void check_wait_and_test_safe_points(MPI_Comm a)
 {
     enum { ROUNDS = 20, UNASKED_TAG = 200, WANTED_TAG = 300 };
