@@ -33,6 +33,10 @@ while [ $# -gt 0 ]; do
 done
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/ompi-spc-fresh.XXXXXX") || exit 2
+# Other users reach a --cold run's Open MPI cache here, as they reach
+# /var/cache/ompi-spc otherwise: the cluster test runs a job as nobody, whose
+# processes load libmpi from it (mktemp makes the folder 0700).
+chmod 755 "$scratch"
 clone=$scratch/ompi-spc
 git clone --quiet --no-local "$repo" "$clone" || { echo "fresh_clone.sh: cannot clone $repo" >&2; exit 2; }
 [ ! -e "$clone/build" ] || { echo "fresh_clone.sh: the clone has a build/ folder" >&2; exit 2; }
