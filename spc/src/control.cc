@@ -171,18 +171,23 @@ struct Hook {
 };
 Hook hooks[SPC_MAX_HOOKS];  // changed with the enable lock held
 
-// Sets hook's flag to what its consumers say and, if that changed (or
+// Sets hook's flags to what its consumers say and, if they changed (or
 // always), rewrites its sites; the enable lock is held.
 void follow_consumers(int hook, bool always)
 {
     const Hook &h = hooks[hook];
-    const bool on = std::any_of(h.consumers, h.consumers + h.count, consumer_on);
-    const bool switches = std::any_of(h.consumers, h.consumers + h.count,
-                                      [](int id) { return is_switch_site(id) && consumer_on(id); });
-    // Before the site is turned on, and so seen by every thread that jumps.
+    const int *const begin = h.consumers, *const end = h.consumers + h.count;
+    const bool on = std::any_of(begin, end, consumer_on);
+    const bool switches = std::any_of(begin, end, [](int id) { return is_switch_site(id) && consumer_on(id); });
+    const bool counters = std::any_of(begin, end, [](int id) { return !is_switch_site(id); });
+    const bool all_counters = counters && !switches &&
+                              std::all_of(begin, end, [](int id) { return is_switch_site(id) || consumer_on(id); });
+    // Before the sites change, and so seen by every thread that jumps.
     __atomic_store_n(&spc_flags_.hook_switches[hook], switches ? 1 : 0, __ATOMIC_RELAXED);
-    if (always || on != (spc_flags_.hooks[hook] != 0)) {
+    if (always || on != (spc_flags_.hooks[hook] != 0) ||
+        all_counters != (spc_flags_.hook_all_counters[hook] != 0)) {
         __atomic_store_n(&spc_flags_.hooks[hook], on ? 1 : 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&spc_flags_.hook_all_counters[hook], all_counters ? 1 : 0, __ATOMIC_RELAXED);
         spc::sites_switch(SPC_HOOK_SITE_ID(hook));
     }
 }
@@ -277,6 +282,12 @@ int spc_hook_define(int hook, const int *consumers, int count)
 int spc_hook_is_on(int hook)
 {
     return hook >= 0 && hook < SPC_MAX_HOOKS && __atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED);
+}
+
+int spc_hook_all_counters(int hook)
+{
+    return hook >= 0 && hook < SPC_MAX_HOOKS &&
+           __atomic_load_n(&spc_flags_.hook_all_counters[hook], __ATOMIC_RELAXED);
 }
 
 int spc_counter_is_enabled(int id)

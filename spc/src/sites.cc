@@ -16,7 +16,8 @@
 // the site's first byte, so it runs the site again, finally the new
 // instruction (old and new are both right while a counter is being turned
 // on or off).  Only whole instructions at the site's own address ever
-// change, and a site never straddles a cache line (spc.h pads it).
+// change; as in the kernel, a site needs no alignment: no thread runs its
+// bytes 1-4 while they change, and its first byte changes in one store.
 //
 // Pages are made writable only for the patch (read-write-execute, since
 // other threads may be running code on them) and restored to read-execute.
@@ -190,7 +191,8 @@ bool follows(const spc_site &site, int id)
     return site.id == id || site.id2 == id;
 }
 
-// The 5 bytes a site should hold: on, a jump past its code's flag test.
+// The 5 bytes a site should hold: on, a jump past its code's flag test,
+// into a hook's code for all its counters when that is what is on.
 void code_for(const spc_site &site, bool on, unsigned char code[5])
 {
     if (!on) {
@@ -198,7 +200,8 @@ void code_for(const spc_site &site, bool on, unsigned char code[5])
         return;
     }
     unsigned char *at = address(&site.at);
-    int32_t displacement = static_cast<int32_t>(address(&site.on) - (at + 5));
+    const int32_t &target = is_hook(site.id) && spc_hook_all_counters(hook_of(site.id)) ? site.all : site.on;
+    int32_t displacement = static_cast<int32_t>(address(&target) - (at + 5));
     code[0] = kJmp;
     std::memcpy(code + 1, &displacement, sizeof displacement);
 }

@@ -17,12 +17,13 @@ void probe_timer(void)
     SPC_TIMER_STOP(&timer);
 }
 
-/* A hook's code: one block for two consumers, each tested. */
+/* A hook's code: one block for two consumers, each tested but where both
+ * are on. */
 void probe_hook(uint64_t n)
 {
     SPC_HOOK(3, {
-        spc_record_(OMPI_SPC_SEND, n);
-        spc_record_(OMPI_SPC_RECV, n);
+        spc_hook_record_(SPC_HOOK_MODE, OMPI_SPC_SEND, n);
+        spc_hook_record_(SPC_HOOK_MODE, OMPI_SPC_RECV, n);
     });
 }
 

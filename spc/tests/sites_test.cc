@@ -15,11 +15,14 @@ namespace {
 
 constexpr int kA = OMPI_SPC_SEND, kB = OMPI_SPC_RECV;
 
-// The only sites of this program: A's, then B's right behind it.
+// The only sites of this program: A's, then B's right behind it, across a
+// cache line (bytes 62 to 66 of one: the jump skips the padding), since
+// sites are not aligned.
 __attribute__((noinline)) uint64_t run_sites(const std::atomic<bool> &stop)
 {
     uint64_t rounds = 0;
     while (!stop.load(std::memory_order_relaxed)) {
+        __asm__ volatile(".p2align 6\n jmp 1f\n .skip 55, 0xcc\n1:");
         SPC_RECORD(kA, 1);
         SPC_RECORD(kB, 1);
         ++rounds;
@@ -57,16 +60,20 @@ __attribute__((noinline)) void run_switched_site() { SPC_SWITCHED(kKey, switched
 
 bool patched() { return spc_sites_kind() == SPC_SITES_KIND_PATCHED; }
 
-// A hook of two consumers, a counter and a switch, that counts its runs and,
-// as a hook's code does, adds to the counter only while it is on.
+// A hook of two consumers, a counter and a switch, that counts its runs (and
+// those of its code for all counters on) and, as a hook's code does, adds
+// to the counter only while it is on.
 constexpr int kHook = 7, kHookCounter = OMPI_SPC_ISEND, kHookKey = SPC_SWITCH_FIRST_EVENT + 5;
-std::atomic<int> hook_runs{0};
+std::atomic<int> hook_runs{0}, hook_runs_all_counters{0};
 
 __attribute__((noinline)) void run_hook_site()
 {
     SPC_HOOK(kHook, {
         hook_runs.fetch_add(1);
-        spc_record_(kHookCounter, 1);
+        if (SPC_HOOK_MODE == SPC_HOOK_ALL_COUNTERS) {
+            hook_runs_all_counters.fetch_add(1);
+        }
+        spc_hook_record_(SPC_HOOK_MODE, kHookCounter, 1);
     });
 }
 
@@ -123,7 +130,7 @@ TEST(Sites, OffSiteIsANoOpAndOnSiteAJump)
     ASSERT_NE(a, nullptr);
     ASSERT_NE(b, nullptr);
     EXPECT_EQ(b - a, 5) << "the two sites must be neighbours for the stress test to mean anything";
-    EXPECT_EQ((reinterpret_cast<uintptr_t>(b) & 63) + 5 <= 64, true) << "a site straddles a cache line";
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b) & 63, 62u) << "B's site must straddle a cache line";
     const std::array<unsigned char, 5> nop5 = {0x0f, 0x1f, 0x44, 0x00, 0x00};
     const bool nop_when_off = bytes_at(b) == nop5;
     spc_counter_enable(kB);
@@ -193,28 +200,40 @@ TEST(Sites, HookSiteIsOnWhileAnyConsumerIs)
     const std::array<unsigned char, 5> nop5 = {0x0f, 0x1f, 0x44, 0x00, 0x00};
     EXPECT_EQ(bytes_at(site) == nop5, patched()) << "off: a no-op in the patched kind only";
     EXPECT_NE(target(&entry->target), target(&entry->on)) << "the flag test and the code past it";
+    EXPECT_NE(target(&entry->on), target(&entry->all)) << "the code with tests and for all counters";
 #endif
     const uint64_t counted = spc_read(kHookCounter);
     ASSERT_EQ(spc_counter_enable(kHookCounter), SPC_SUCCESS);
     EXPECT_TRUE(spc_hook_is_on(kHook));
+    EXPECT_TRUE(spc_hook_all_counters(kHook)) << "its one counter is on, its switch off";
 #if SPC_SITES_PATCHED
-    EXPECT_EQ(jump_target(site), patched() ? target(&entry->on) : target(&entry->target))
-        << "patched: past the flag test; flag kind: to it";
+    EXPECT_EQ(jump_target(site), patched() ? target(&entry->all) : target(&entry->target))
+        << "patched: to the code for all counters; flag kind: to the flag test";
 #endif
     run_hook_site();                          // counter on
-    EXPECT_FALSE(SPC_HOOK_SWITCHES_ON(kHook)) << "only a counter is on";
+    EXPECT_EQ(hook_runs_all_counters.load(), patched() ? 1 : 0) << "the flag kind runs the code with tests";
+    EXPECT_FALSE(SPC_HOOK_SWITCHES_ON(SPC_HOOK_TESTS, kHook)) << "only a counter is on";
     ASSERT_EQ(spc_switch_on(kHookKey), SPC_SUCCESS);
-    EXPECT_TRUE(SPC_HOOK_SWITCHES_ON(kHook));
+    EXPECT_TRUE(SPC_HOOK_SWITCHES_ON(SPC_HOOK_TESTS, kHook));
+    EXPECT_FALSE(spc_hook_all_counters(kHook)) << "a switch is on";
+#if SPC_SITES_PATCHED
+    EXPECT_EQ(jump_target(site), patched() ? target(&entry->on) : target(&entry->target))
+        << "patched: past the flag test, to the code with tests; flag kind: to the flag test";
+#endif
+    run_hook_site();                          // both on
     ASSERT_EQ(spc_counter_disable(kHookCounter), SPC_SUCCESS);
     run_hook_site();                          // switch on, counter off
     EXPECT_TRUE(spc_hook_is_on(kHook));
-    EXPECT_TRUE(SPC_HOOK_SWITCHES_ON(kHook));
+    EXPECT_TRUE(SPC_HOOK_SWITCHES_ON(SPC_HOOK_TESTS, kHook));
+    EXPECT_FALSE(SPC_HOOK_SWITCHES_ON(SPC_HOOK_ALL_COUNTERS, kHook)) << "that mode has no switch on";
     ASSERT_EQ(spc_switch_off(kHookKey), SPC_SUCCESS);
     EXPECT_FALSE(spc_hook_is_on(kHook));
-    EXPECT_FALSE(SPC_HOOK_SWITCHES_ON(kHook));
+    EXPECT_FALSE(SPC_HOOK_SWITCHES_ON(SPC_HOOK_TESTS, kHook));
+    EXPECT_FALSE(spc_hook_all_counters(kHook));
     run_hook_site();                          // both off
-    EXPECT_EQ(hook_runs.load(), 2);
-    EXPECT_EQ(spc_read(kHookCounter) - counted, 1u) << "the code adds only while the counter is on";
+    EXPECT_EQ(hook_runs.load(), 3);
+    EXPECT_EQ(hook_runs_all_counters.load(), patched() ? 1 : 0);
+    EXPECT_EQ(spc_read(kHookCounter) - counted, 2u) << "the code adds only while the counter is on";
 #if SPC_SITES_PATCHED
     EXPECT_EQ(bytes_at(site) == nop5, patched());
 #endif
@@ -225,7 +244,7 @@ TEST(Sites, HookSiteIsOnWhileAnyConsumerIs)
     ASSERT_EQ(define_hook(), SPC_SUCCESS);
     EXPECT_TRUE(spc_hook_is_on(kHook));
     run_hook_site();
-    EXPECT_EQ(hook_runs.load(), 3);
+    EXPECT_EQ(hook_runs.load(), 4);
     ASSERT_EQ(spc_switch_off(kHookKey), SPC_SUCCESS);
     EXPECT_FALSE(spc_hook_is_on(kHook));
 }
@@ -248,13 +267,14 @@ TEST(Sites, HookDefinitionRefusesWhatIsNotAConsumer)
 }
 
 // 4 threads run counter C's site and a hook's; a fifth turns the hook's two
-// consumers on and off in turn, so its site is rewritten every step.
+// consumers on and off in turn, so its site is rewritten every step: to the
+// code for all counters, to the code with tests, still on, then off.
 TEST(Sites, PatchingAHookNeverDisturbsItsNeighbour)
 {
     constexpr int kWorkers = 4, kToggles = 50000;
     ASSERT_EQ(define_hook(), SPC_SUCCESS);
     const uint64_t c_before = spc_read(kC), counted_before = spc_read(kHookCounter);
-    const int runs_before = hook_runs.load();
+    const int runs_before = hook_runs.load(), all_before = hook_runs_all_counters.load();
     spc_counter_enable(kC);
     std::atomic<bool> stop{false};
     std::vector<uint64_t> rounds(kWorkers);
@@ -279,9 +299,15 @@ TEST(Sites, PatchingAHookNeverDisturbsItsNeighbour)
     EXPECT_LE(static_cast<uint64_t>(hook_runs.load() - runs_before), total);
     EXPECT_LE(spc_read(kHookCounter) - counted_before, total);
     EXPECT_FALSE(spc_hook_is_on(kHook));
-    std::printf("%s sites: %llu rounds, the hook ran %d times during %d toggles of its consumers\n",
-                patched() ? "patched" : "flag", static_cast<unsigned long long>(total),
-                hook_runs.load() - runs_before, kToggles);
+    const int all_runs = hook_runs_all_counters.load() - all_before;
+    if (patched()) {
+        EXPECT_GT(all_runs, 0) << "the code for all counters must have run for the test to mean anything";
+    } else {
+        EXPECT_EQ(all_runs, 0);
+    }
+    std::printf("%s sites: %llu rounds, the hook ran %d times (%d for all counters) during %d toggles "
+                "of its consumers\n", patched() ? "patched" : "flag", static_cast<unsigned long long>(total),
+                hook_runs.load() - runs_before, all_runs, kToggles);
 }
 
 TEST(Sites, PatchingOneCounterNeverDisturbsItsNeighbour)

@@ -215,6 +215,7 @@ struct spc_site {
     int32_t at;      /* the site's first byte, relative to this field */
     int32_t target;  /* its update code's flag test (the flag kind), relative to this field */
     int32_t on;      /* its update code past that test (a patched site that is on) */
+    int32_t all;     /* a hook's code for all its counters on and no switch (else == on) */
     int32_t id, id2; /* on while either counter is on (id2 == id for one) */
 };
 #define SPC_ANY_TIMER (-1)  /* a site's id: on while any TIMER counter is */
@@ -257,11 +258,26 @@ enum { SPC_MAX_HOOKS = 64, SPC_MAX_HOOK_CONSUMERS = 16 };
 int spc_hook_define(int hook, const int *consumers, int count);
 /* 1 while at least one consumer of hook is on. */
 int spc_hook_is_on(int hook);
+/* 1 while every counter among hook's consumers (at least one) is on and
+ * none of its switches: its patched sites then run the code SPC_HOOK made
+ * for that case, which tests no flag. */
+int spc_hook_all_counters(int hook);
+
+/* A hook's code is compiled twice (SPC_HOOK), once in each mode, a
+ * constant it sees as SPC_HOOK_MODE and hands to the spc_hook_* helpers
+ * below: with all its counters on and no switch, which is what
+ * mpi_spc_attach=all gives, nothing need be tested. */
+typedef enum spc_hook_mode {
+    SPC_HOOK_TESTS,         /* test each consumer */
+    SPC_HOOK_ALL_COUNTERS   /* every counter consumer is on, no switch is */
+} spc_hook_mode;
+#define SPC_HOOK_MODE spc_hook_mode_
 /* Inside a hook's code: whether one of its consumers that is a switch is
  * on, so that code tests its counters one by one but its switched
  * consumers (each a call) only behind this one test. */
-#define SPC_HOOK_SWITCHES_ON(hook) \
-    __builtin_expect(__atomic_load_n(&spc_flags_.hook_switches[hook], __ATOMIC_RELAXED) != 0, 0)
+#define SPC_HOOK_SWITCHES_ON(mode, hook)                                                   \
+    ((mode) == SPC_HOOK_TESTS &&                                                           \
+     __builtin_expect(__atomic_load_n(&spc_flags_.hook_switches[hook], __ATOMIC_RELAXED) != 0, 0))
 
 /* Every flag the update code tests, in one object, so that code in another
  * shared object (libmpi) reaches them all through one GOT entry however
@@ -271,6 +287,7 @@ struct spc_flags {
     unsigned char switches[SPC_NUM_SWITCHES];       /* switch key is on */
     unsigned char hooks[SPC_MAX_HOOKS];             /* a consumer of hook is on */
     unsigned char hook_switches[SPC_MAX_HOOKS];     /* a consumer of hook that is a switch is on */
+    unsigned char hook_all_counters[SPC_MAX_HOOKS]; /* spc_hook_all_counters(hook) */
     unsigned timer_sampling;                        /* spc_timer_sampling() */
 };
 extern struct spc_flags spc_flags_;
@@ -583,6 +600,50 @@ SPC_INLINE_ void spc_timer_stop_comm_(spc_timer_t *timer, int timed_id, struct s
     }
 }
 
+/* The update code of a hook's consumers, in its mode (a constant, so the
+ * tests it does not need are not compiled): counter id is one of the hook's. */
+SPC_INLINE_ int spc_hook_counter_on_(spc_hook_mode mode, int id)
+{
+    return mode == SPC_HOOK_ALL_COUNTERS || spc_enabled_(id);
+}
+
+SPC_INLINE_ void spc_hook_record_(spc_hook_mode mode, int id, uint64_t n)
+{
+    if (SPC_UNLIKELY(spc_hook_counter_on_(mode, id))) {
+        spc_add_(id, n);
+    }
+}
+
+SPC_INLINE_ void spc_hook_user_or_mpi_(spc_hook_mode mode, int tag, uint64_t n, int user_id, int mpi_id)
+{
+    if (tag >= 0) {
+        spc_hook_record_(mode, user_id, n);
+    } else {
+        spc_hook_record_(mode, mpi_id, n);
+    }
+}
+
+SPC_INLINE_ void spc_hook_timer_start_(spc_hook_mode mode, int id, spc_timer_t *timer)
+{
+    if (SPC_UNLIKELY(spc_hook_counter_on_(mode, id)) &&
+        (SPC_LIKELY(spc_flags_.timer_sampling == 1) || spc_timer_sampled_(id))) {
+        timer->id = id;
+        timer->start = SPC_TIMER_CLOCK_();
+    }
+}
+
+/* spc_timer_stop_comm_, where the communicator's counters are one of the
+ * hook's switches: a macro, so that storage (an acquire load in Open MPI)
+ * is evaluated only in the mode that may use it. */
+#define spc_hook_timer_stop_comm_(mode, timer, timed_id, storage, comm_id)      \
+    do {                                                                        \
+        if ((mode) == SPC_HOOK_TESTS) {                                         \
+            spc_timer_stop_comm_((timer), (timed_id), (storage), (comm_id));    \
+        } else {                                                                \
+            spc_timer_stop_(timer);                                             \
+        }                                                                       \
+    } while (0)
+
 static inline void spc_raise_(int64_t *high, int64_t now)
 {
     int64_t seen = __atomic_load_n(high, __ATOMIC_RELAXED);
@@ -615,18 +676,36 @@ static inline void spc_level_add_(int id, int64_t delta)
  * (SPC_SITE_, spc/x86.h).  test, what the site's flags say, is evaluated
  * only where the site is a jump in the flag kind: a patched site jumps past
  * it, since it jumps only while on. */
-#define SPC_GUARDED_(id, id2, test, code)             \
-    do {                                              \
-        __label__ spc_test_, spc_on_, spc_done_;      \
-        SPC_SITE_(id, id2, spc_test_, spc_on_);       \
-        goto spc_done_;                               \
-    spc_test_: __attribute__((cold));                 \
-        if (!(test)) {                                \
-            goto spc_done_;                           \
-        }                                             \
-    spc_on_: __attribute__((cold));                   \
-        code;                                         \
-    spc_done_:;                                       \
+#define SPC_GUARDED_(id, id2, test, code)                  \
+    do {                                                   \
+        __label__ spc_test_, spc_on_, spc_done_;           \
+        SPC_SITE_(id, id2, spc_test_, spc_on_);            \
+        goto spc_done_;                                    \
+    spc_test_: __attribute__((cold));                      \
+        if (!(test)) {                                     \
+            goto spc_done_;                                \
+        }                                                  \
+    spc_on_: __attribute__((cold));                        \
+        code;                                              \
+    spc_done_:;                                            \
+    } while (0)
+
+/* A hook's site: its code twice, tests and all (SPC_HOOK). */
+#define SPC_HOOK(hook, code)                                                                  \
+    do {                                                                                      \
+        __label__ spc_test_, spc_on_, spc_all_, spc_done_;                                    \
+        SPC_HOOK_SITE_(SPC_HOOK_SITE_ID(hook), spc_test_, spc_on_, spc_all_);                \
+        goto spc_done_;                                                                       \
+    spc_test_: __attribute__((cold));                                                         \
+        if (!__atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED)) {                    \
+            goto spc_done_;                                                                   \
+        }                                                                                     \
+    spc_on_: __attribute__((cold));                                                           \
+        SPC_HOOK_CODE_(SPC_HOOK_TESTS, code);                                                 \
+        goto spc_done_;                                                                       \
+    spc_all_: __attribute__((cold));                                                          \
+        SPC_HOOK_CODE_(SPC_HOOK_ALL_COUNTERS, code);                                          \
+    spc_done_:;                                                                               \
     } while (0)
 
 /* This link unit's table, registered by every file that includes us. */
@@ -649,6 +728,12 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
             code;                         \
         }                                 \
     } while (0)
+
+/* The flag kind runs a hook's code with its tests. */
+#define SPC_HOOK(hook, code)                                                                  \
+    SPC_GUARDED_(SPC_HOOK_SITE_ID(hook), SPC_HOOK_SITE_ID(hook),                              \
+                 __atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED),                  \
+                 SPC_HOOK_CODE_(SPC_HOOK_TESTS, code))
 
 #endif
 
@@ -678,11 +763,15 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 #define SPC_SWITCHED(key, code)                                                \
     SPC_GUARDED_(SPC_SWITCH_SITE_ID(key), SPC_SWITCH_SITE_ID(key),             \
                  __atomic_load_n(&spc_flags_.switches[key], __ATOMIC_RELAXED), code)
-/* code (statements, run only while one of hook's consumers is on: it tests
- * each consumer it serves, unless it has one) behind hook's one site. */
-#define SPC_HOOK(hook, code)                                                   \
-    SPC_GUARDED_(SPC_HOOK_SITE_ID(hook), SPC_HOOK_SITE_ID(hook),               \
-                 __atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED), code)
+/* SPC_HOOK(hook, code): code (statements, run only while one of hook's
+ * consumers is on) behind hook's one site; code sees its mode as
+ * SPC_HOOK_MODE and tests through it each consumer it serves. */
+#define SPC_HOOK_CODE_(mode, code)                            \
+    do {                                                      \
+        const spc_hook_mode SPC_HOOK_MODE = (mode);           \
+        (void)SPC_HOOK_MODE;                                  \
+        code;                                                 \
+    } while (0)
 
 #else /* SPC compiled out */
 

@@ -22,17 +22,23 @@ static inline uint64_t spc_rdtsc_(void)
 
 /* The site: a 5-byte jmp to the update code's flag test (flag kind), which
  * sites.cc patches into a 5-byte no-op while the site is off and into a jmp
- * past the test (to `on`) while it is on: a patched site that jumps is on,
- * so its code need not test the flag again.  ".p2align 6,,4" pads only a
- * site that would straddle a cache line, so that no patch ever spans two
- * lines.  Its entry in the spc_sites section: the site and its two targets
- * relative to the entry, then its ids (struct spc_site). */
-#define SPC_SITE_(id, id2, test, on)                                                        \
-    __asm__ goto(".p2align 6,,4\n"                                                          \
-                 "1: .byte 0xe9\n .long %l[" #test "] - 2f\n2:\n"                          \
-                 ".pushsection spc_sites,\"a\"\n .balign 4\n"                               \
-                 " .long 1b - ., %l[" #test "] - ., %l[" #on "] - ., %c0, %c1\n .popsection" \
-                 : : "i"(id), "i"(id2) : : test, on)
+ * past the test while it is on: to `on`, or for a hook whose every counter
+ * is on and no switch, to `all` (its code made for that case, spc.h's
+ * SPC_HOOK); a patched site that jumps is on, so its code need not test the
+ * flag again.  No alignment: as the kernel's jump labels, a site may
+ * straddle a cache line, since the int3 protocol (sites.cc) never lets a
+ * thread run the bytes of a patch while they change.  Its entry in the
+ * spc_sites section: the site and its three targets relative to the entry,
+ * then its ids (struct spc_site). */
+#define SPC_SITE_TEXT_(test, on, all)                                                \
+    "1: .byte 0xe9\n .long %l[" #test "] - 2f\n2:\n"                                   \
+    ".pushsection spc_sites,\"a\"\n .balign 4\n"                                        \
+    " .long 1b - ., %l[" #test "] - ., %l[" #on "] - ., %l[" #all "] - .,"               \
+    " %c0, %c1\n .popsection"
+#define SPC_SITE_(id, id2, test, on) \
+    __asm__ goto(SPC_SITE_TEXT_(test, on, on) : : "i"(id), "i"(id2) : : test, on)
+#define SPC_HOOK_SITE_(id, test, on, all) \
+    __asm__ goto(SPC_SITE_TEXT_(test, on, all) : : "i"(id), "i"(id) : : test, on, all)
 
 #endif
 
