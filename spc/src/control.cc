@@ -1,5 +1,6 @@
 // Enable control (reference counted) and the mpi_spc_attach parser.
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <mutex>
@@ -170,6 +171,8 @@ struct Hook {
     int consumers[SPC_MAX_HOOK_CONSUMERS];
 };
 Hook hooks[SPC_MAX_HOOKS];  // changed with the enable lock held
+// spc_hook_all_counters: read by the patcher only, so not in spc_flags_.
+std::atomic<bool> hook_all_counters[SPC_MAX_HOOKS];
 
 // Sets hook's flags to what its consumers say and, if they changed (or
 // always), rewrites its sites; the enable lock is held.
@@ -185,9 +188,9 @@ void follow_consumers(int hook, bool always)
     // Before the sites change, and so seen by every thread that jumps.
     __atomic_store_n(&spc_flags_.hook_switches[hook], switches ? 1 : 0, __ATOMIC_RELAXED);
     if (always || on != (spc_flags_.hooks[hook] != 0) ||
-        all_counters != (spc_flags_.hook_all_counters[hook] != 0)) {
+        all_counters != hook_all_counters[hook].load(std::memory_order_relaxed)) {
         __atomic_store_n(&spc_flags_.hooks[hook], on ? 1 : 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&spc_flags_.hook_all_counters[hook], all_counters ? 1 : 0, __ATOMIC_RELAXED);
+        hook_all_counters[hook].store(all_counters, std::memory_order_relaxed);
         spc::sites_switch(SPC_HOOK_SITE_ID(hook));
     }
 }
@@ -286,8 +289,7 @@ int spc_hook_is_on(int hook)
 
 int spc_hook_all_counters(int hook)
 {
-    return hook >= 0 && hook < SPC_MAX_HOOKS &&
-           __atomic_load_n(&spc_flags_.hook_all_counters[hook], __ATOMIC_RELAXED);
+    return hook >= 0 && hook < SPC_MAX_HOOKS && hook_all_counters[hook].load(std::memory_order_relaxed);
 }
 
 int spc_counter_is_enabled(int id)

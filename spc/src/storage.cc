@@ -26,7 +26,7 @@ spc_level_pages spc_level_pages_;
 // The fast path's name for the level lines: the same bytes as spc_level_pages_.
 extern struct spc_shared_line spc_shared[OMPI_SPC_NUM_COUNTERS] __attribute__((alias("spc_level_pages_")));
 // C linkage: spc.h declares it.  Timers time every interval until told otherwise.
-alignas(64) struct spc_flags spc_flags_ = {{}, {}, {}, {}, {}, 1};
+alignas(64) struct spc_flags spc_flags_ = {{}, {}, {}, {}, 1};
 __thread uint64_t *spc_thread_shard __attribute__((tls_model("initial-exec"))) = nullptr;
 }
 

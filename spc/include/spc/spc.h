@@ -287,7 +287,6 @@ struct spc_flags {
     unsigned char switches[SPC_NUM_SWITCHES];       /* switch key is on */
     unsigned char hooks[SPC_MAX_HOOKS];             /* a consumer of hook is on */
     unsigned char hook_switches[SPC_MAX_HOOKS];     /* a consumer of hook that is a switch is on */
-    unsigned char hook_all_counters[SPC_MAX_HOOKS]; /* spc_hook_all_counters(hook) */
     unsigned timer_sampling;                        /* spc_timer_sampling() */
 };
 extern struct spc_flags spc_flags_;
@@ -505,23 +504,31 @@ SPC_INLINE_ void spc_add_(int id, uint64_t n)
 #endif
 }
 
-/* n more of counter id if it is on: for code behind a site that serves
- * more than one counter (a hook's, SPC_USER_OR_MPI's). */
-SPC_INLINE_ void spc_record_(int id, uint64_t n)
+/* The update code behind a site that serves more than one counter (a
+ * hook's, SPC_USER_OR_MPI's), in a mode (a constant, so the tests it does
+ * not need are not compiled): SPC_HOOK_ALL_COUNTERS only in a hook's code
+ * and for counters among the hook's consumers, else SPC_HOOK_TESTS. */
+SPC_INLINE_ int spc_hook_counter_on_(spc_hook_mode mode, int id)
 {
-    if (SPC_UNLIKELY(spc_enabled_(id))) {
+    return mode == SPC_HOOK_ALL_COUNTERS || spc_enabled_(id);
+}
+
+/* n more of counter id if it is on. */
+SPC_INLINE_ void spc_hook_record_(spc_hook_mode mode, int id, uint64_t n)
+{
+    if (SPC_UNLIKELY(spc_hook_counter_on_(mode, id))) {
         spc_add_(id, n);
     }
 }
 
 /* Branching on the tag first leaves a constant id on each side, so each
  * flag test is one load at a fixed offset. */
-SPC_INLINE_ void spc_user_or_mpi_(int tag, uint64_t n, int user_id, int mpi_id)
+SPC_INLINE_ void spc_hook_user_or_mpi_(spc_hook_mode mode, int tag, uint64_t n, int user_id, int mpi_id)
 {
     if (tag >= 0) {
-        spc_record_(user_id, n);
+        spc_hook_record_(mode, user_id, n);
     } else {
-        spc_record_(mpi_id, n);
+        spc_hook_record_(mode, mpi_id, n);
     }
 }
 
@@ -566,9 +573,9 @@ SPC_INLINE_ int spc_timer_sampled_(int id)
     return 1;
 }
 
-SPC_INLINE_ void spc_timer_start_(int id, spc_timer_t *timer)
+SPC_INLINE_ void spc_hook_timer_start_(spc_hook_mode mode, int id, spc_timer_t *timer)
 {
-    if (SPC_UNLIKELY(spc_enabled_(id)) &&
+    if (SPC_UNLIKELY(spc_hook_counter_on_(mode, id)) &&
         (SPC_LIKELY(spc_flags_.timer_sampling == 1) || spc_timer_sampled_(id))) {
         timer->id = id;
         timer->start = SPC_TIMER_CLOCK_();
@@ -597,38 +604,6 @@ SPC_INLINE_ void spc_timer_stop_comm_(spc_timer_t *timer, int timed_id, struct s
             spc_comm_add(comm, comm_id, elapsed);
         }
         timer->start = 0;
-    }
-}
-
-/* The update code of a hook's consumers, in its mode (a constant, so the
- * tests it does not need are not compiled): counter id is one of the hook's. */
-SPC_INLINE_ int spc_hook_counter_on_(spc_hook_mode mode, int id)
-{
-    return mode == SPC_HOOK_ALL_COUNTERS || spc_enabled_(id);
-}
-
-SPC_INLINE_ void spc_hook_record_(spc_hook_mode mode, int id, uint64_t n)
-{
-    if (SPC_UNLIKELY(spc_hook_counter_on_(mode, id))) {
-        spc_add_(id, n);
-    }
-}
-
-SPC_INLINE_ void spc_hook_user_or_mpi_(spc_hook_mode mode, int tag, uint64_t n, int user_id, int mpi_id)
-{
-    if (tag >= 0) {
-        spc_hook_record_(mode, user_id, n);
-    } else {
-        spc_hook_record_(mode, mpi_id, n);
-    }
-}
-
-SPC_INLINE_ void spc_hook_timer_start_(spc_hook_mode mode, int id, spc_timer_t *timer)
-{
-    if (SPC_UNLIKELY(spc_hook_counter_on_(mode, id)) &&
-        (SPC_LIKELY(spc_flags_.timer_sampling == 1) || spc_timer_sampled_(id))) {
-        timer->id = id;
-        timer->start = SPC_TIMER_CLOCK_();
     }
 }
 
@@ -742,14 +717,15 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
  * their code which counter is on. */
 #define SPC_RECORD(id, n) SPC_GUARDED_(id, id, spc_enabled_(id), spc_add_((id), (uint64_t)(n)))
 #define SPC_USER_OR_MPI(tag, n, user_id, mpi_id) \
-    SPC_GUARDED_(user_id, mpi_id, 1, spc_user_or_mpi_((tag), (uint64_t)(n), (user_id), (mpi_id)))
+    SPC_GUARDED_(user_id, mpi_id, 1,                                                       \
+                 spc_hook_user_or_mpi_(SPC_HOOK_TESTS, (tag), (uint64_t)(n), (user_id), (mpi_id)))
 /* Timer sites are on while any timer is (SPC_ANY_TIMER): a start may then
  * choose its counter at run time, and a stop adds to the one its start
  * named. */
 #define SPC_TIMER_START(id, timer)                                                    \
     do {                                                                              \
         (timer)->start = 0;                                                           \
-        SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, 1, spc_timer_start_((id), (timer))); \
+        SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, 1, spc_hook_timer_start_(SPC_HOOK_TESTS, (id), (timer))); \
     } while (0)
 #define SPC_TIMER_STOP(timer) \
     SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, 1, spc_timer_stop_(timer))
