@@ -23,6 +23,9 @@ enum ompi_spc_hook_id {
 /* code behind hook OMPI_SPC_HOOK_<name>'s one site, compiled in both
  * modes: it hands SPC_HOOK_MODE to the functions that do the work. */
 #define OMPI_SPC_HOOK(name, code) SPC_HOOK(OMPI_SPC_HOOK_##name, code)
+/* code instead of plain, a statement it does the work of, while the hook is
+ * on (SPC_HOOK_AROUND). */
+#define OMPI_SPC_HOOK_AROUND(name, code, plain) SPC_HOOK_AROUND(OMPI_SPC_HOOK_##name, code, plain)
 
 /* Inside a hook's code in mode: whether one of hook NAME's consumers that
  * is a switch is on (one test for them all), and whether one of them is. */

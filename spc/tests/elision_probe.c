@@ -26,3 +26,15 @@ int PROBE(void)
     SPC_LEVEL_ADD(OMPI_SPC_OOS_IN_QUEUE, -1);
     return evaluations;
 }
+
+#define NAME_(probe, suffix) probe##suffix
+#define NAME(probe, suffix) NAME_(probe, suffix)
+
+/* A hook around a statement: compiled out, the statement alone stays (5);
+ * compiled in, the hook's code runs instead while hook 5 is on (6). */
+int NAME(PROBE, _around)(void)
+{
+    int ran;
+    SPC_HOOK_AROUND(5, ran = 6, ran = 5);
+    return ran;
+}

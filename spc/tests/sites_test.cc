@@ -249,6 +249,64 @@ TEST(Sites, HookSiteIsOnWhileAnyConsumerIs)
     EXPECT_FALSE(spc_hook_is_on(kHook));
 }
 
+// A hook around a call, as ob1's match search has: of a counter and a
+// switch, its code does the call's work too and marks which copy ran.
+constexpr int kAround = 9, kAroundCounter = OMPI_SPC_IRECV, kAroundKey = SPC_SWITCH_FIRST_EVENT + 6;
+constexpr int kTestsMark = 1000, kAllCountersMark = 2000;
+std::atomic<int> around_calls{0};
+
+__attribute__((noinline)) int around_call(int x)
+{
+    around_calls.fetch_add(1);
+    return 3 * x;
+}
+
+__attribute__((noinline)) int run_around_site(int x)
+{
+    int result;
+    SPC_HOOK_AROUND(kAround, {
+        result = around_call(x) + (SPC_HOOK_MODE == SPC_HOOK_ALL_COUNTERS ? kAllCountersMark : kTestsMark);
+        spc_hook_record_(SPC_HOOK_MODE, kAroundCounter, 1);
+    }, result = around_call(x));
+    return result;
+}
+
+// The call runs once either way; the hook's code instead of the plain call
+// exactly while a consumer is on, in the copy its consumers say.
+TEST(Sites, HookAroundRunsItsCodeInsteadWhileOn)
+{
+    EXPECT_EQ(run_around_site(5), 15) << "a hook without consumers runs the plain call";
+    const int consumers[] = {kAroundCounter, SPC_SWITCH_SITE_ID(kAroundKey)};
+    ASSERT_EQ(spc_hook_define(kAround, consumers, 2), SPC_SUCCESS);
+    EXPECT_EQ(run_around_site(5), 15);
+#if SPC_SITES_PATCHED
+    const spc_site *entry = entry_of(SPC_HOOK_SITE_ID(kAround));
+    ASSERT_NE(entry, nullptr);
+    const unsigned char *site = target(&entry->at);
+    const std::array<unsigned char, 5> nop5 = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+    EXPECT_EQ(bytes_at(site) == nop5, patched());
+#endif
+    const uint64_t counted = spc_read(kAroundCounter);
+    ASSERT_EQ(spc_counter_enable(kAroundCounter), SPC_SUCCESS);
+#if SPC_SITES_PATCHED
+    EXPECT_EQ(jump_target(site), patched() ? target(&entry->all) : target(&entry->target));
+#endif
+    EXPECT_EQ(run_around_site(6), 18 + (patched() ? kAllCountersMark : kTestsMark))
+        << "counter on, switch off: the copy for all counters where sites are patched";
+    ASSERT_EQ(spc_switch_on(kAroundKey), SPC_SUCCESS);
+    EXPECT_EQ(run_around_site(7), 21 + kTestsMark) << "a switch on: the copy with tests";
+    ASSERT_EQ(spc_counter_disable(kAroundCounter), SPC_SUCCESS);
+    EXPECT_EQ(run_around_site(8), 24 + kTestsMark) << "only the switch on";
+    ASSERT_EQ(spc_switch_off(kAroundKey), SPC_SUCCESS);
+    EXPECT_EQ(run_around_site(9), 27) << "both off: the plain call again";
+#if SPC_SITES_PATCHED
+    EXPECT_EQ(bytes_at(site) == nop5, patched());
+#endif
+    EXPECT_EQ(around_calls.load(), 6) << "one call a run";
+    EXPECT_EQ(spc_read(kAroundCounter) - counted, 2u) << "added while its counter was on";
+    ASSERT_EQ(spc_hook_define(kAround, nullptr, 0), SPC_SUCCESS);
+}
+
 TEST(Sites, HookDefinitionRefusesWhatIsNotAConsumer)
 {
     const int counter = OMPI_SPC_SEND;

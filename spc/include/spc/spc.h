@@ -10,7 +10,9 @@
  *   SPC_LEVEL_ADD(id, delta)          move a LEVEL up or down
  *   SPC_SWITCHED(key, code)           run code while switch key is on
  *   SPC_HOOK(hook, code)              run code while a consumer of hook is on
- * Compiled out (SPC_ENABLE 0) each is ((void)0) and evaluates nothing;
+ *   SPC_HOOK_AROUND(hook, code, plain)  run code instead of plain while one is
+ * Compiled out (SPC_ENABLE 0) each is ((void)0) and evaluates nothing
+ * (SPC_HOOK_AROUND leaves plain);
  * compiled in, one 5-byte site: a no-op while the counter is off (see
  * "Patched sites"), or a flag test; the update is inline code out of line,
  * with no call, no lock, no division.  Counter ids must be constants, and
@@ -683,6 +685,30 @@ static inline void spc_level_add_(int id, int64_t delta)
     spc_done_:;                                                                               \
     } while (0)
 
+/* A hook around a statement (plain) whose two ends it watches, as a timer
+ * does: while the hook is on, code runs instead, and does plain's work
+ * between its own.  One site decides both ends, so neither end's code can
+ * run without the other's (two sites change one after the other), and a
+ * timer's start needs no store on the path while off. */
+#define SPC_HOOK_AROUND(hook, code, plain)                                                    \
+    do {                                                                                      \
+        __label__ spc_plain_, spc_test_, spc_on_, spc_all_, spc_done_;                        \
+        SPC_HOOK_SITE_(SPC_HOOK_SITE_ID(hook), spc_test_, spc_on_, spc_all_);                \
+    spc_plain_:                                                                               \
+        plain;                                                                                \
+        goto spc_done_;                                                                       \
+    spc_test_: __attribute__((cold));                                                         \
+        if (!__atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED)) {                    \
+            goto spc_plain_;                                                                  \
+        }                                                                                     \
+    spc_on_: __attribute__((cold));                                                           \
+        SPC_HOOK_CODE_(SPC_HOOK_TESTS, code);                                                 \
+        goto spc_done_;                                                                       \
+    spc_all_: __attribute__((cold));                                                          \
+        SPC_HOOK_CODE_(SPC_HOOK_ALL_COUNTERS, code);                                          \
+    spc_done_:;                                                                               \
+    } while (0)
+
 /* This link unit's table, registered by every file that includes us. */
 extern const struct spc_site __start_spc_sites[] __attribute__((weak, visibility("hidden")));
 extern const struct spc_site __stop_spc_sites[] __attribute__((weak, visibility("hidden")));
@@ -709,6 +735,14 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
     SPC_GUARDED_(SPC_HOOK_SITE_ID(hook), SPC_HOOK_SITE_ID(hook),                              \
                  __atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED),                  \
                  SPC_HOOK_CODE_(SPC_HOOK_TESTS, code))
+#define SPC_HOOK_AROUND(hook, code, plain)                                    \
+    do {                                                                      \
+        if (SPC_UNLIKELY(__atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED))) { \
+            SPC_HOOK_CODE_(SPC_HOOK_TESTS, code);                             \
+        } else {                                                              \
+            plain;                                                            \
+        }                                                                     \
+    } while (0)
 
 #endif
 
@@ -759,6 +793,10 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 #define SPC_LEVEL_ADD(id, delta) ((void)0)
 #define SPC_SWITCHED(key, code) ((void)0)
 #define SPC_HOOK(hook, code) ((void)0)
+#define SPC_HOOK_AROUND(hook, code, plain) \
+    do {                                   \
+        plain;                             \
+    } while (0)
 
 #endif
 
