@@ -674,29 +674,11 @@ static inline void spc_level_add_(int id, int64_t delta)
     spc_done_:;                                            \
     } while (0)
 
-/* A hook's site: its code twice, tests and all (SPC_HOOK). */
-#define SPC_HOOK(hook, code)                                                                  \
-    do {                                                                                      \
-        __label__ spc_test_, spc_on_, spc_all_, spc_done_;                                    \
-        SPC_HOOK_SITE_(SPC_HOOK_SITE_ID(hook), spc_test_, spc_on_, spc_all_);                \
-        goto spc_done_;                                                                       \
-    spc_test_: __attribute__((cold));                                                         \
-        if (!__atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED)) {                    \
-            goto spc_done_;                                                                   \
-        }                                                                                     \
-    spc_on_: __attribute__((cold));                                                           \
-        SPC_HOOK_CODE_(SPC_HOOK_TESTS, code);                                                 \
-        goto spc_done_;                                                                       \
-    spc_all_: __attribute__((cold));                                                          \
-        SPC_HOOK_CODE_(SPC_HOOK_ALL_COUNTERS, code);                                          \
-    spc_done_:;                                                                               \
-    } while (0)
-
-/* A hook around a statement (plain) whose two ends it watches, as a timer
- * does: while the hook is on, code runs instead, and does plain's work
- * between its own.  One site decides both ends, so neither end's code can
- * run without the other's (two sites change one after the other), and a
- * timer's start needs no store on the path while off. */
+/* A hook's site, its code twice, tests and all, run instead of plain while
+ * on; off, plain runs behind the site's no-op.  Around a statement whose two
+ * ends the hook watches, as a timer does, one site decides both ends, so
+ * neither end's code runs without the other's (two sites change one after
+ * the other), and a timer's start needs no store on the path while off. */
 #define SPC_HOOK_AROUND(hook, code, plain)                                                    \
     do {                                                                                      \
         __label__ spc_plain_, spc_test_, spc_on_, spc_all_, spc_done_;                        \
@@ -738,10 +720,6 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
     } while (0)
 
 /* The flag kind runs a hook's code with its tests. */
-#define SPC_HOOK(hook, code)                                                                  \
-    SPC_GUARDED_(SPC_HOOK_SITE_ID(hook), SPC_HOOK_SITE_ID(hook),                              \
-                 __atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED),                  \
-                 SPC_HOOK_CODE_(SPC_HOOK_TESTS, code))
 #define SPC_HOOK_AROUND(hook, code, plain)                                    \
     do {                                                                      \
         if (SPC_UNLIKELY(__atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED))) { \
@@ -780,9 +758,8 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 #define SPC_SWITCHED(key, code)                                                \
     SPC_GUARDED_(SPC_SWITCH_SITE_ID(key), SPC_SWITCH_SITE_ID(key),             \
                  __atomic_load_n(&spc_flags_.switches[key], __ATOMIC_RELAXED), code)
-/* SPC_HOOK(hook, code): code (statements, run only while one of hook's
- * consumers is on) behind hook's one site; code sees its mode as
- * SPC_HOOK_MODE and tests through it each consumer it serves. */
+/* A hook's code (statements) in mode, which it sees as SPC_HOOK_MODE and
+ * tests each consumer it serves through. */
 #define SPC_HOOK_CODE_(mode, code)                            \
     do {                                                      \
         const spc_hook_mode SPC_HOOK_MODE = (mode);           \
@@ -799,13 +776,16 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 #define SPC_TIMER_STOP_COMM(timer, timed_id, storage, comm_id) ((void)0)
 #define SPC_LEVEL_ADD(id, delta) ((void)0)
 #define SPC_SWITCHED(key, code) ((void)0)
-#define SPC_HOOK(hook, code) ((void)0)
 #define SPC_HOOK_AROUND(hook, code, plain) \
     do {                                   \
         plain;                             \
     } while (0)
 
 #endif
+
+/* code, run only while one of hook's consumers is on, behind hook's one
+ * site: a hook around nothing. */
+#define SPC_HOOK(hook, code) SPC_HOOK_AROUND(hook, code, (void)0)
 
 #ifdef __cplusplus
 }
