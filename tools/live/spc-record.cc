@@ -60,7 +60,8 @@ OPTIONS
     --counters LIST    comma list of counter names, with or without
                        OMPI_SPC_, any case (default: all)
     --out FILE         the CSV file (default: spc-record-<job>.csv; - for stdout)
-    --wait SECONDS     how long to wait for a job to appear (default 30)
+    --wait SECONDS     how long to wait for a job to appear (default 30),
+                       looking every interval, at least every 50 ms
     --quiet            no progress line
     -h, --help         this text
 
@@ -184,7 +185,9 @@ std::string choose_job(const Options &o)
             }
             std::exit(1);
         }
-        usleep(50000);
+        // A short job may start and finalize within 50 ms (the README's
+        // demo does): look as often as the user samples.
+        usleep(static_cast<useconds_t>(std::min(o.interval_ms, 50L) * 1000));
     }
 }
 
