@@ -185,8 +185,8 @@ std::string choose_job(const Options &o)
             }
             std::exit(1);
         }
-        // A short job may start and finalize within 50 ms (the README's
-        // demo does): look as often as the user samples.
+        // A short job (the README's demo runs about 0.1 s) must not end
+        // between two looks: look as often as the user samples.
         usleep(static_cast<useconds_t>(std::min(o.interval_ms, 50L) * 1000));
     }
 }
