@@ -46,7 +46,7 @@ void ompi_spc_hooks_define(void);
 static inline __attribute__((always_inline)) void
 ompi_spc_mpi_entry(spc_hook_mode mode, int hook, ompi_communicator_t *comm, int counter, int comm_id)
 {
-    spc_hook_record_(mode, counter, 1);
+    spc_hook_record_(mode, NULL, counter, 1);
     if (SPC_HOOK_SWITCHES_ON(mode, hook)) {
         if (OMPI_SPC_COMM_ON() && !ompi_comm_invalid(comm)) {
             ompi_spc_comm_record(comm, comm_id, 1);

@@ -22,8 +22,8 @@ void probe_timer(void)
 void probe_hook(uint64_t n)
 {
     SPC_HOOK(3, {
-        spc_hook_record_(SPC_HOOK_MODE, OMPI_SPC_SEND, n);
-        spc_hook_record_(SPC_HOOK_MODE, OMPI_SPC_RECV, n);
+        spc_hook_record_(SPC_HOOK_MODE, NULL, OMPI_SPC_SEND, n);
+        spc_hook_record_(SPC_HOOK_MODE, NULL, OMPI_SPC_RECV, n);
     });
 }
 

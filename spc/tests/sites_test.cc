@@ -73,7 +73,7 @@ __attribute__((noinline)) void run_hook_site()
         if (SPC_HOOK_MODE == SPC_HOOK_ALL_COUNTERS) {
             hook_runs_all_counters.fetch_add(1);
         }
-        spc_hook_record_(SPC_HOOK_MODE, kHookCounter, 1);
+        spc_hook_record_(SPC_HOOK_MODE, NULL, kHookCounter, 1);
     });
 }
 
@@ -266,7 +266,7 @@ __attribute__((noinline)) int run_around_site(int x)
     int result;
     SPC_HOOK_AROUND(kAround, {
         result = around_call(x) + (SPC_HOOK_MODE == SPC_HOOK_ALL_COUNTERS ? kAllCountersMark : kTestsMark);
-        spc_hook_record_(SPC_HOOK_MODE, kAroundCounter, 1);
+        spc_hook_record_(SPC_HOOK_MODE, NULL, kAroundCounter, 1);
     }, result = around_call(x));
     return result;
 }
@@ -305,6 +305,75 @@ TEST(Sites, HookAroundRunsItsCodeInsteadWhileOn)
     EXPECT_EQ(around_calls.load(), 6) << "one call a run";
     EXPECT_EQ(spc_read(kAroundCounter) - counted, 2u) << "added while its counter was on";
     ASSERT_EQ(spc_hook_define(kAround, nullptr, 0), SPC_SUCCESS);
+}
+
+// A hook's code that adds on both sides of a call, as ob1's eager match
+// does, keeps the thread's block in a local: it is the thread's own (made by
+// the thread's first add, in a thread that has none), in either copy.
+constexpr int kAcross = 10, kBefore = OMPI_SPC_BSEND, kAfter = OMPI_SPC_RSEND;
+
+__attribute__((noinline)) int across_call(int x) { return x + 1; }
+
+struct AcrossRun {
+    int result;
+    const uint64_t *start;     // the hook code's block local before its adds
+    const uint64_t *block;     // and after them
+    const uint64_t *thread;    // the thread's block after the run
+};
+
+__attribute__((noinline)) AcrossRun run_across_site(int x)
+{
+    AcrossRun run = {0, nullptr, nullptr, nullptr};
+    SPC_HOOK_AROUND(kAcross, {
+        uint64_t *block = spc_hook_block_start_(SPC_HOOK_MODE);
+        run.start = block;
+        spc_hook_record_(SPC_HOOK_MODE, &block, kBefore, 1);
+        run.result = across_call(x);
+        spc_hook_record_(SPC_HOOK_MODE, &block, kAfter, 2);
+        run.block = block;
+    }, run.result = across_call(x));
+    run.thread = spc_thread_shard;
+    return run;
+}
+
+AcrossRun run_across_site_in_new_thread(int x)
+{
+    AcrossRun run;
+    std::thread([&] { run = run_across_site(x); }).join();
+    return run;
+}
+
+TEST(Sites, HookCodeKeepsItsThreadsBlockAcrossACall)
+{
+    const int consumers[] = {kBefore, kAfter};
+    ASSERT_EQ(spc_hook_define(kAcross, consumers, 2), SPC_SUCCESS);
+    const uint64_t before = spc_read(kBefore), after = spc_read(kAfter);
+
+    AcrossRun off = run_across_site_in_new_thread(1);
+    EXPECT_EQ(off.result, 2);
+    EXPECT_EQ(off.block, nullptr) << "off: the plain call, no hook code";
+    EXPECT_EQ(off.thread, nullptr) << "off: no add, so no block for the thread";
+
+    ASSERT_EQ(spc_counter_enable(kBefore), SPC_SUCCESS);
+    ASSERT_EQ(spc_counter_enable(kAfter), SPC_SUCCESS);
+    AcrossRun all = run_across_site_in_new_thread(2);
+    EXPECT_EQ(all.result, 3);
+    EXPECT_NE(all.block, nullptr);
+    EXPECT_EQ(all.block, all.thread) << "every counter on: the thread's block";
+    EXPECT_EQ(all.start, patched() ? all.thread : nullptr)
+        << "the copy for all counters (patched sites) reaches it at the start";
+
+    ASSERT_EQ(spc_counter_disable(kBefore), SPC_SUCCESS);
+    AcrossRun tests = run_across_site_in_new_thread(3);
+    EXPECT_EQ(tests.result, 4);
+    EXPECT_NE(tests.block, nullptr);
+    EXPECT_EQ(tests.block, tests.thread) << "one counter on: the thread's block";
+    EXPECT_EQ(tests.start, nullptr) << "the copy with tests reaches it at its first add";
+
+    ASSERT_EQ(spc_counter_disable(kAfter), SPC_SUCCESS);
+    EXPECT_EQ(spc_read(kBefore) - before, 1u) << "added while on: the run with every counter on";
+    EXPECT_EQ(spc_read(kAfter) - after, 4u) << "2 in each of the two runs while on";
+    ASSERT_EQ(spc_hook_define(kAcross, nullptr, 0), SPC_SUCCESS);
 }
 
 TEST(Sites, HookDefinitionRefusesWhatIsNotAConsumer)

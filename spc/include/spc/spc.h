@@ -452,7 +452,7 @@ enum { SPC_NUM_TIMERS = SPC_BLOCK_COUNTDOWN - OMPI_SPC_NUM_COUNTERS };
  * __tls_get_addr. */
 extern __thread uint64_t *spc_thread_shard __attribute__((tls_model("initial-exec")));
 /* First update of a thread: allocates and registers its block. */
-uint64_t *spc_thread_shard_create(void) __attribute__((cold));
+uint64_t *spc_thread_shard_create(void) __attribute__((cold, returns_nonnull));
 /* The gap to the next timed interval, when sampling is above 1. */
 uint64_t spc_timer_next_gap_(uint64_t *block);
 
@@ -522,22 +522,57 @@ SPC_INLINE_ int spc_hook_counter_on_(spc_hook_mode mode, int id)
     return mode == SPC_HOOK_ALL_COUNTERS || spc_enabled_(id);
 }
 
+/* The thread's block for a hook's code.  Code that adds across a call (a
+ * timer's end, the adds after a delivery) keeps it in a local, *block, NULL
+ * until its first add, and so reaches it once: the compiler cannot know the
+ * thread-local pointer unchanged by the call.  block NULL: reach it for
+ * this add alone. */
+SPC_INLINE_ uint64_t *spc_hook_block_(uint64_t **block)
+{
+    if (block == NULL) {
+        return spc_block_();
+    }
+    if (*block == NULL) {
+        *block = spc_block_();
+    }
+    return *block;
+}
+
+/* The initial value of a hook code's block local: reached at once in the
+ * copy for all counters, which adds for sure, so that no add tests it. */
+SPC_INLINE_ uint64_t *spc_hook_block_start_(spc_hook_mode mode)
+{
+    return mode == SPC_HOOK_ALL_COUNTERS && !SPC_STORAGE_ATOMIC ? spc_block_() : NULL;
+}
+
+/* n more of counter id, from a hook's code that decided it is on. */
+SPC_INLINE_ void spc_hook_add_(uint64_t **block, int id, uint64_t n)
+{
+#if SPC_STORAGE_ATOMIC
+    (void)block;
+    spc_atomic_add_(id, n);
+#else
+    spc_block_add_(spc_hook_block_(block), id, n);
+#endif
+}
+
 /* n more of counter id if it is on. */
-SPC_INLINE_ void spc_hook_record_(spc_hook_mode mode, int id, uint64_t n)
+SPC_INLINE_ void spc_hook_record_(spc_hook_mode mode, uint64_t **block, int id, uint64_t n)
 {
     if (SPC_UNLIKELY(spc_hook_counter_on_(mode, id))) {
-        spc_add_(id, n);
+        spc_hook_add_(block, id, n);
     }
 }
 
 /* Branching on the tag first leaves a constant id on each side, so each
  * flag test is one load at a fixed offset. */
-SPC_INLINE_ void spc_hook_user_or_mpi_(spc_hook_mode mode, int tag, uint64_t n, int user_id, int mpi_id)
+SPC_INLINE_ void spc_hook_user_or_mpi_(spc_hook_mode mode, uint64_t **block, int tag, uint64_t n,
+                                       int user_id, int mpi_id)
 {
     if (tag >= 0) {
-        spc_hook_record_(mode, user_id, n);
+        spc_hook_record_(mode, block, user_id, n);
     } else {
-        spc_hook_record_(mode, mpi_id, n);
+        spc_hook_record_(mode, block, mpi_id, n);
     }
 }
 
@@ -569,9 +604,9 @@ SPC_INLINE_ int spc_timed_slot_(int id)
 /* Whether a sampled timer id times this interval (and counts it if so): a
  * countdown in the thread's block, reset to a random gap when it runs out
  * (0 on a fresh block). */
-SPC_INLINE_ int spc_timer_sampled_(int id)
+SPC_INLINE_ int spc_timer_sampled_(uint64_t **hook_block, int id)
 {
-    uint64_t *block = spc_block_();
+    uint64_t *block = spc_hook_block_(hook_block);
     uint64_t left = block[SPC_BLOCK_COUNTDOWN];
     if (left > 1) {
         block[SPC_BLOCK_COUNTDOWN] = left - 1;
@@ -582,10 +617,20 @@ SPC_INLINE_ int spc_timer_sampled_(int id)
     return 1;
 }
 
+/* Whether a hook's code times this interval of timer id: the counter is on
+ * and, sampled, the interval is drawn.  Such code runs what it times on
+ * two paths, between two clock readings and alone, so that an interval
+ * not timed keeps nothing across it and a timed one tests nothing at its
+ * end (then spc_hook_add_ the ticks). */
+SPC_INLINE_ int spc_hook_times_(spc_hook_mode mode, uint64_t **block, int id)
+{
+    return SPC_UNLIKELY(spc_hook_counter_on_(mode, id)) &&
+           (SPC_LIKELY(spc_flags_.timer_sampling == 1) || spc_timer_sampled_(block, id));
+}
+
 SPC_INLINE_ void spc_hook_timer_start_(spc_hook_mode mode, int id, spc_timer_t *timer)
 {
-    if (SPC_UNLIKELY(spc_hook_counter_on_(mode, id)) &&
-        (SPC_LIKELY(spc_flags_.timer_sampling == 1) || spc_timer_sampled_(id))) {
+    if (spc_hook_times_(mode, NULL, id)) {
         timer->id = id;
         timer->start = SPC_TIMER_CLOCK_();
     }
@@ -615,18 +660,6 @@ SPC_INLINE_ void spc_timer_stop_comm_(spc_timer_t *timer, int timed_id, struct s
         timer->start = 0;
     }
 }
-
-/* spc_timer_stop_comm_, where the communicator's counters are one of the
- * hook's switches: a macro, so that storage (an acquire load in Open MPI)
- * is evaluated only in the mode that may use it. */
-#define spc_hook_timer_stop_comm_(mode, timer, timed_id, storage, comm_id)      \
-    do {                                                                        \
-        if ((mode) == SPC_HOOK_TESTS) {                                         \
-            spc_timer_stop_comm_((timer), (timed_id), (storage), (comm_id));    \
-        } else {                                                                \
-            spc_timer_stop_(timer);                                             \
-        }                                                                       \
-    } while (0)
 
 static inline void spc_raise_(int64_t *high, int64_t now)
 {
@@ -737,7 +770,7 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 #define SPC_RECORD(id, n) SPC_GUARDED_(id, id, spc_enabled_(id), spc_add_((id), (uint64_t)(n)))
 #define SPC_USER_OR_MPI(tag, n, user_id, mpi_id) \
     SPC_GUARDED_(user_id, mpi_id, 1,                                                       \
-                 spc_hook_user_or_mpi_(SPC_HOOK_TESTS, (tag), (uint64_t)(n), (user_id), (mpi_id)))
+                 spc_hook_user_or_mpi_(SPC_HOOK_TESTS, NULL, (tag), (uint64_t)(n), (user_id), (mpi_id)))
 /* Timer sites are on while any timer is (SPC_ANY_TIMER): a start may then
  * choose its counter at run time, and a stop adds to the one its start
  * named. */
