@@ -76,7 +76,7 @@ def main():
     builds = campaign.resolve_builds(args.builds, args.cached, args.use_builds)
     out = campaign.output_folder(args.out, "ab")
     # The "off" configuration of each build: nothing attached at MPI_Init.
-    off = {c.build: c for c in study.CONFIGURATIONS if c.counters == ()}
+    off = {c.build: c for c in study.CONFIGURATIONS if c.counters == () and not c.listens}
     items = [campaign.Item(f"{b}-{s}-{t.name}", b, kind=t.name, fields={
                  "configuration": off[b].key, "set": s, "transport": t.name, "size": args.size, **blocks[t.name]})
              for b in args.builds for s in args.sets for t in args.transports]

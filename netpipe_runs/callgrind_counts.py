@@ -84,6 +84,7 @@ def main():
     # Instruction counts must stay repeatable: every run gets the same (empty) pad.
     with campaign.Campaign(out, "callgrind", builds, items, 1, args.seed, settings, env_pad=0) as runs:
         programs = campaign.compile_programs(out, builds, "bench/pingpong.c")
+        listeners = campaign.compile_listeners(out, builds, configs)
         for run in runs.pending():
             config = study.configuration(run.item.fields["configuration"])
             files = {rank: runs.path(run, f".rank{rank}.callgrind") for rank in RANKS}
@@ -91,6 +92,7 @@ def main():
                        + valgrind(FUNCTIONS, runs.path(run, ".rank%q{OMPI_COMM_WORLD_RANK}.callgrind"))
                        + [programs[config.build], str(args.messages)])
             runs.execute(run, command, args.timeout, judge=judge_files(files), label=config.name,
+                         env=study.listener_environment(config, listeners.get(config.build)) or None,
                          outputs={f"rank{rank}": path for rank, path in files.items()})
     print(f"saved: {out}\ntable: /usr/bin/python3 -m analysis.callgrind_table {out}")
 

@@ -170,7 +170,19 @@ def compile_programs(out, builds, source, flags=C_FLAGS, library=False):
     return programs
 
 
+def compile_listeners(out, builds, configurations):
+    """bench/event_listener.c as a shared library for each build that a
+    configuration that listens (study.Configuration.listens) runs on:
+    {variant: path}."""
+    variants = {c.build for c in configurations if c.listens}
+    if not variants:
+        return {}
+    return compile_programs(out, {v: b for v, b in builds.items() if v in variants}, "bench/event_listener.c",
+                            flags=C_FLAGS + ("-Wextra", "-Werror"), library=True)
+
+
 # --- running one command ------------------------------------------------------
+
 
 def _proc_stats():
     """(pid, ppid, session) of every live (not zombie) process, from /proc."""

@@ -80,15 +80,25 @@ SURE = ("SEND", "RECV", "MATCH_TIME")
 DUMP_LINE = re.compile(study.COUNTER_PREFIX + r"(\w+)(.*)")
 
 
-def counter_check(build, binary, config, out):
+def counter_check(build, binary, config, out, listener=None):
     """A short ping-pong with mpi_spc_dump_enabled: which counters came out
-    non-zero, and which of SURE that CONFIG attaches did not."""
+    non-zero, and which of SURE that CONFIG attaches did not; for a
+    configuration that listens, whether each rank held its event handle."""
     command = study.mpirun(build.prefix, config, study.transport("vader")) + [
         "--mca", "mpi_spc_dump_enabled", "true", binary, "-l", "1", "-u", "1", "-p", "0", "-n", "200",
         "-o", os.devnull]
     path = os.path.join(out, "raw", f"check-{config.key}.txt")
-    returncode, _ = campaign.run_tree(command, study.environment(LD_LIBRARY_PATH=os.path.join(build.prefix, "lib")),
+    returncode, _ = campaign.run_tree(command, study.environment(LD_LIBRARY_PATH=os.path.join(build.prefix, "lib"),
+                                                                 **study.listener_environment(config, listener)),
                                       60, path, path + ".stderr")
+    if config.listens:
+        with open(path + ".stderr") as f:
+            held = f.read().count("event_listener: 1 handle(s) with a callback")
+        check = {"returncode": returncode, "ranks_with_handle": held, "output": os.path.basename(path)}
+        if held != 2 or returncode != 0:
+            print(f"   warning: {config.key}: {held} of 2 ranks held a handle on {config.listens}: "
+                  f"see raw/check-{config.key}.txt.stderr", flush=True)
+        return check
     nonzero = set()
     for name in (path, path + ".stderr"):  # the dump's stream differs between ours and upstream
         with open(name) as f:
@@ -140,9 +150,11 @@ def main():
                             "recipe": netpipe.RECIPE, "options": "-p 0 (no perturbation), -n fixed repeats; "
                             "NetPIPE reports the fastest of 3 trials per size"}}
     with campaign.Campaign(out, "netpipe", builds, items, args.rounds, args.seed, settings) as runs:
+        listeners = campaign.compile_listeners(out, builds, args.configurations)
         if runs.pending():
-            runs.note(counter_check={c.key: counter_check(builds[c.build], binaries[c.build], c, out)
-                                     for c in args.configurations if c.counters})
+            runs.note(counter_check={c.key: counter_check(builds[c.build], binaries[c.build], c, out,
+                                                          listeners.get(c.build))
+                                     for c in args.configurations if c.counters or c.listens})
         print(f"== {len(runs.plan)} runs: {args.rounds} rounds x {len(args.transports)} transports x "
               f"{len(args.sweeps)} sweeps x {len(args.configurations)} configurations (seed {runs.seed}) into {out}",
               flush=True)
@@ -150,13 +162,14 @@ def main():
             fields = run.item.fields
             build, output = builds[run.item.build], runs.path(run, ".np")
             expected = netpipe.sizes(fields["low"], fields["high"])
-            command = study.mpirun(build.prefix, study.configuration(fields["configuration"]),
-                                   study.transport(fields["transport"])) + [
+            config = study.configuration(fields["configuration"])
+            command = study.mpirun(build.prefix, config, study.transport(fields["transport"])) + [
                 binaries[build.variant], "-l", str(fields["low"]), "-u", str(fields["high"]), "-p", "0",
                 "-n", str(fields["repeats"]), "-o", output]
             # RUNPATH loses to LD_LIBRARY_PATH: keep a stray one from choosing the library.
             runs.execute(run, command, args.timeout, judge=judge_output(output, expected),
-                         env={"LD_LIBRARY_PATH": os.path.join(build.prefix, "lib")},
+                         env={"LD_LIBRARY_PATH": os.path.join(build.prefix, "lib"),
+                              **study.listener_environment(config, listeners.get(config.build))},
                          watch=lambda text, e=expected: netpipe.progress(text, e), outputs={"output": output})
     shown = os.path.relpath(out) if not os.path.relpath(out).startswith("..") else out
     print(f"saved: {out}\nreport: /usr/bin/python3 -m analysis.netpipe_report {shown}")

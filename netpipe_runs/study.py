@@ -74,6 +74,7 @@ class Configuration(NamedTuple):
     build: str      # variant of ompi_patches/build_ompi.sh
     counters: tuple  # counters attached from MPI_Init: () none, ("all",) all
     mca: tuple = ()  # (parameter, value) pairs
+    listens: str = ""  # an MPI_T event bench/event_listener.c, preloaded, holds a handle on
 
 
 # Timers sampled one interval in this many (mpi_spc_timer_sampling): the
@@ -91,6 +92,8 @@ CONFIGURATIONS = [
     Configuration("ours, MATCH_TIME only", "ours-match-time", "spc", COUNTER_SETS["match-time"]),
     Configuration("ours, Table 4 minus MATCH_TIME", "ours-table4-no-match", "spc",
                   COUNTER_SETS["table4-no-match"]),
+    Configuration("ours, one unexpected_insert event handle", "ours-event", "spc", (),
+                  listens="ompi_pml_ob1_unexpected_insert"),
     Configuration("upstream, all off", "upstream-off", "upstream", ()),
     Configuration("upstream, all on", "upstream-all", "upstream", COUNTER_SETS["all"]),
 ]
@@ -176,7 +179,16 @@ def mpirun(prefix, config, transport_, ranks=2, bind_to="core"):
         command += ["--mca", "mpi_spc_attach", attach]
     for parameter, value in config.mca:
         command += ["--mca", parameter, value]
+    if config.listens:
+        command += ["-x", "LD_PRELOAD", "-x", "SPC_LISTEN_EVENT"]
     return command
+
+
+def listener_environment(config, listener):
+    """The environment mpirun passes on (mpirun above) for a configuration
+    that listens: the listener library (bench/event_listener.c built by the
+    build's mpicc) preloaded, on config.listens."""
+    return {"LD_PRELOAD": listener, "SPC_LISTEN_EVENT": config.listens} if config.listens else {}
 
 
 def environment(pad=0, **extra):
