@@ -183,7 +183,6 @@ def compile_listeners(out, builds, configurations):
 
 # --- running one command ------------------------------------------------------
 
-
 def _proc_stats():
     """(pid, ppid, session) of every live (not zombie) process, from /proc."""
     for entry in os.listdir("/proc"):
