@@ -20,11 +20,12 @@ enum ompi_spc_hook_id {
 #define OMPI_SPC_USES_EVENT(id) SPC_SWITCH_SITE_ID(SPC_SWITCH_FIRST_EVENT + OMPI_SPC_EVENT_##id)
 #define OMPI_SPC_USES_SAFE_POINT SPC_SWITCH_SITE_ID(SPC_SWITCH_FIRST_EVENT + OMPI_SPC_NUM_EVENTS)
 
-/* code behind hook OMPI_SPC_HOOK_<name>'s one site, compiled in both
- * modes: it hands SPC_HOOK_MODE to the functions that do the work. */
+/* code behind hook OMPI_SPC_HOOK_<name>'s one site, compiled in each mode
+ * (spc.h's spc_hook_mode): it hands SPC_HOOK_MODE to the functions that do
+ * the work. */
 #define OMPI_SPC_HOOK(name, code) SPC_HOOK(OMPI_SPC_HOOK_##name, code)
 /* code instead of plain, a statement it does the work of, while the hook is
- * on (SPC_HOOK_AROUND). */
+ * on (SPC_HOOK_AROUND): the hook that times plain. */
 #define OMPI_SPC_HOOK_AROUND(name, code, plain) SPC_HOOK_AROUND(OMPI_SPC_HOOK_##name, code, plain)
 
 /* Inside a hook's code in mode: whether one of hook NAME's consumers that

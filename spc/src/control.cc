@@ -254,6 +254,20 @@ int count_switch_reference(int key, bool on)
 
 }  // namespace
 
+namespace spc {
+
+void hooks_follow_sampling()
+{
+    std::lock_guard<std::mutex> lock(enable_mutex);
+    for (int hook = 0; hook < SPC_MAX_HOOKS; ++hook) {
+        if (hook_all_counters[hook].load(std::memory_order_relaxed)) {
+            sites_switch(SPC_HOOK_SITE_ID(hook));
+        }
+    }
+}
+
+}  // namespace spc
+
 extern "C" {
 
 int spc_counter_enable(int id) { return count_counter_reference(id, true); }

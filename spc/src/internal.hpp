@@ -31,6 +31,10 @@ uint64_t ticks_to_microseconds(uint64_t ticks, uint64_t ticks_per_second);
 // after the flag changed.
 void sites_switch(int id);
 
+// Timer sampling went from 1 to above or back: the sites of hooks whose
+// every counter is on move to the copy of their code for it.
+void hooks_follow_sampling();
+
 // Seed of a new thread block's random gaps.
 uint64_t random_seed();
 

@@ -191,6 +191,15 @@ bool follows(const spc_site &site, int id)
     return site.id == id || site.id2 == id;
 }
 
+// Which of a site's targets it should jump to while on.
+const int32_t &target_for(const spc_site &site)
+{
+    if (!is_hook(site.id) || !spc_hook_all_counters(hook_of(site.id))) {
+        return site.on;
+    }
+    return spc_timer_sampling() > 1 ? site.all_sampled : site.all;
+}
+
 // The 5 bytes a site should hold: on, a jump past its code's flag test,
 // into a hook's code for all its counters when that is what is on.
 void code_for(const spc_site &site, bool on, unsigned char code[5])
@@ -200,7 +209,7 @@ void code_for(const spc_site &site, bool on, unsigned char code[5])
         return;
     }
     unsigned char *at = address(&site.at);
-    const int32_t &target = is_hook(site.id) && spc_hook_all_counters(hook_of(site.id)) ? site.all : site.on;
+    const int32_t &target = target_for(site);
     int32_t displacement = static_cast<int32_t>(address(&target) - (at + 5));
     code[0] = kJmp;
     std::memcpy(code + 1, &displacement, sizeof displacement);

@@ -120,11 +120,14 @@ int spc_timer_sampling_set(unsigned n)
     if (n == 0) {
         return SPC_ERR_BAD_ID;
     }
-    __atomic_store_n(&spc_flags_.timer_sampling, n, __ATOMIC_RELAXED);
+    const unsigned before = __atomic_exchange_n(&spc_flags_.timer_sampling, n, __ATOMIC_RELAXED);
     // The caller's next interval is timed; other threads take the new n at
     // their next timed interval.
     if (spc_thread_shard != nullptr) {
         spc_thread_shard[SPC_BLOCK_COUNTDOWN] = 0;
+    }
+    if ((before > 1) != (n > 1)) {
+        spc::hooks_follow_sampling();
     }
     return SPC_SUCCESS;
 }

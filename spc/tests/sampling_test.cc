@@ -24,15 +24,39 @@ void interval(uint64_t length)
     synthetic_clock += 7;  // time between intervals is not timed
 }
 
+// The same through a hook whose one consumer is the timer, around what it
+// times, as ob1's match times its search: with the timer on, a patched
+// site runs the hook's copy for all counters, the exact one or the sampled
+// one as sampling says.
+constexpr int kHook = 11;
+spc_hook_mode hook_mode_ran = SPC_HOOK_TESTS;
+
+void hooked_interval(uint64_t length)
+{
+    SPC_HOOK_AROUND(kHook, {
+        hook_mode_ran = SPC_HOOK_MODE;
+        uint64_t *block = spc_hook_block_start_(SPC_HOOK_MODE);
+        if (spc_hook_times_(SPC_HOOK_MODE, &block, kTimer)) {
+            const uint64_t start = SPC_TIMER_CLOCK_();
+            synthetic_clock += length;
+            spc_hook_add_(&block, kTimer, SPC_TIMER_CLOCK_() - start);
+        } else {
+            synthetic_clock += length;
+        }
+    }, synthetic_clock += length);
+    synthetic_clock += 7;
+}
+
 struct Outcome {
     uint64_t exact;      // the sum of the lengths
     uint64_t estimate;   // what the timer reports, in ticks
     uint64_t intervals;  // how many it timed
 };
 
-// kIntervals intervals, lengths from length_of(i), with sampling 1 in n.
+// kIntervals intervals, lengths from length_of(i), with sampling 1 in n,
+// each run by one_interval(length).
 template <typename LengthOf>
-Outcome run(unsigned n, LengthOf length_of)
+Outcome run(unsigned n, LengthOf length_of, void (*one_interval)(uint64_t) = interval)
 {
     EXPECT_EQ(spc_timer_sampling_set(n), SPC_SUCCESS);
     const uint64_t raw_before = spc_read_raw(kTimer), timed_before = spc_timer_intervals(kTimer);
@@ -40,7 +64,7 @@ Outcome run(unsigned n, LengthOf length_of)
     Outcome outcome{0, 0, 0};
     for (uint64_t i = 0; i < kIntervals; ++i) {
         outcome.exact += length_of(i);
-        interval(length_of(i));
+        one_interval(length_of(i));
     }
     spc_counter_disable(kTimer);
     outcome.estimate = (spc_read_raw(kTimer) - raw_before) * n;
@@ -97,6 +121,41 @@ TEST(Sampling, APeriodicWorkloadDoesNotAlias)
     EXPECT_LT(std::abs(relative_error(o)), 0.02);
     std::printf("period %u: a fixed countdown would be off by %+.1f%% or %+.1f%%, ours by %+.3f%%\n",
                 n, 100 * fixed_error_0, 100 * fixed_error_1, 100 * relative_error(o));
+}
+
+TEST(Sampling, AHooksCopiesForAllCountersAreExactOrSampled)
+{
+    const int consumer = kTimer;
+    ASSERT_EQ(spc_hook_define(kHook, &consumer, 1), SPC_SUCCESS);
+    const bool patched = spc_sites_kind() == SPC_SITES_KIND_PATCHED;
+    const spc_hook_mode exact_copy = patched ? SPC_HOOK_ALL_COUNTERS : SPC_HOOK_TESTS,
+                        sampled_copy = patched ? SPC_HOOK_ALL_SAMPLED : SPC_HOOK_TESTS;
+    auto lengths = [](uint64_t i) { return 1000 + (i * 7919) % 500; };
+
+    Outcome o = run(1, lengths, hooked_interval);
+    EXPECT_EQ(hook_mode_ran, exact_copy);
+    EXPECT_EQ(o.estimate, o.exact) << "the exact copy times every interval";
+    EXPECT_EQ(o.intervals, 0u);
+    for (unsigned n : {16u, 64u}) {
+        o = run(n, lengths, hooked_interval);
+        EXPECT_EQ(hook_mode_ran, sampled_copy) << "n = " << n;
+        EXPECT_LT(std::abs(relative_error(o)), 0.02) << "n = " << n;
+        EXPECT_NEAR(static_cast<double>(o.intervals), static_cast<double>(kIntervals) / n,
+                    0.02 * static_cast<double>(kIntervals) / n) << "n = " << n;
+    }
+
+    // Sampling changed while the timer is on: the site follows at once.
+    ASSERT_EQ(spc_counter_enable(kTimer), SPC_SUCCESS);
+    hooked_interval(1);
+    EXPECT_EQ(hook_mode_ran, exact_copy);
+    ASSERT_EQ(spc_timer_sampling_set(8), SPC_SUCCESS);
+    hooked_interval(1);
+    EXPECT_EQ(hook_mode_ran, sampled_copy);
+    ASSERT_EQ(spc_timer_sampling_set(1), SPC_SUCCESS);
+    hooked_interval(1);
+    EXPECT_EQ(hook_mode_ran, exact_copy);
+    ASSERT_EQ(spc_counter_disable(kTimer), SPC_SUCCESS);
+    ASSERT_EQ(spc_hook_define(kHook, nullptr, 0), SPC_SUCCESS);
 }
 
 TEST(Sampling, ZeroIsRefused)

@@ -201,6 +201,8 @@ TEST(Sites, HookSiteIsOnWhileAnyConsumerIs)
     EXPECT_EQ(bytes_at(site) == nop5, patched()) << "off: a no-op in the patched kind only";
     EXPECT_NE(target(&entry->target), target(&entry->on)) << "the flag test and the code past it";
     EXPECT_NE(target(&entry->on), target(&entry->all)) << "the code with tests and for all counters";
+    EXPECT_EQ(target(&entry->all), target(&entry->all_sampled))
+        << "a hook at a point times nothing: no copy for sampled timers";
 #endif
     const uint64_t counted = spc_read(kHookCounter);
     ASSERT_EQ(spc_counter_enable(kHookCounter), SPC_SUCCESS);
@@ -285,6 +287,7 @@ TEST(Sites, HookAroundRunsItsCodeInsteadWhileOn)
     const unsigned char *site = target(&entry->at);
     const std::array<unsigned char, 5> nop5 = {0x0f, 0x1f, 0x44, 0x00, 0x00};
     EXPECT_EQ(bytes_at(site) == nop5, patched());
+    EXPECT_NE(target(&entry->all), target(&entry->all_sampled)) << "a hook around a call can time it";
 #endif
     const uint64_t counted = spc_read(kAroundCounter);
     ASSERT_EQ(spc_counter_enable(kAroundCounter), SPC_SUCCESS);

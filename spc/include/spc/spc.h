@@ -218,6 +218,7 @@ struct spc_site {
     int32_t target;  /* its update code's flag test (the flag kind), relative to this field */
     int32_t on;      /* its update code past that test (a patched site that is on) */
     int32_t all;     /* a hook's code for all its counters on and no switch (else == on) */
+    int32_t all_sampled; /* the same with timers sampled (else == on) */
     int32_t id, id2; /* on while either counter is on (id2 == id for one) */
 };
 #define SPC_ANY_TIMER (-1)  /* a site's id: on while any TIMER counter is */
@@ -262,16 +263,18 @@ int spc_hook_define(int hook, const int *consumers, int count);
 int spc_hook_is_on(int hook);
 /* 1 while every counter among hook's consumers (at least one) is on and
  * none of its switches: its patched sites then run the code SPC_HOOK made
- * for that case, which tests no flag. */
+ * for that case, which tests no flag (that code's copy for sampled timers
+ * while spc_timer_sampling() is above 1). */
 int spc_hook_all_counters(int hook);
 
-/* A hook's code is compiled twice (SPC_HOOK), once in each mode, a
- * constant it sees as SPC_HOOK_MODE and hands to the spc_hook_* helpers
- * below: with all its counters on and no switch, which is what
- * mpi_spc_attach=all gives, nothing need be tested. */
+/* A hook's code is compiled once in each mode (SPC_HOOK), a constant it
+ * sees as SPC_HOOK_MODE and hands to the spc_hook_* helpers below: with
+ * all its counters on and no switch, which is what mpi_spc_attach=all
+ * gives, nothing need be tested, not even whether timers are sampled. */
 typedef enum spc_hook_mode {
     SPC_HOOK_TESTS,         /* test each consumer */
-    SPC_HOOK_ALL_COUNTERS   /* every counter consumer is on, no switch is */
+    SPC_HOOK_ALL_COUNTERS,  /* every counter consumer is on, no switch is; timers time every interval */
+    SPC_HOOK_ALL_SAMPLED    /* the same, with timers sampled (spc_timer_sampling() above 1) */
 } spc_hook_mode;
 #define SPC_HOOK_MODE spc_hook_mode_
 /* Inside a hook's code: whether one of its consumers that is a switch is
@@ -519,7 +522,7 @@ SPC_INLINE_ void spc_add_(int id, uint64_t n)
  * and for counters among the hook's consumers, else SPC_HOOK_TESTS. */
 SPC_INLINE_ int spc_hook_counter_on_(spc_hook_mode mode, int id)
 {
-    return mode == SPC_HOOK_ALL_COUNTERS || spc_enabled_(id);
+    return mode != SPC_HOOK_TESTS || spc_enabled_(id);
 }
 
 /* The thread's block for a hook's code.  Code that adds across a call (a
@@ -542,7 +545,7 @@ SPC_INLINE_ uint64_t *spc_hook_block_(uint64_t **block)
  * copy for all counters, which adds for sure, so that no add tests it. */
 SPC_INLINE_ uint64_t *spc_hook_block_start_(spc_hook_mode mode)
 {
-    return mode == SPC_HOOK_ALL_COUNTERS && !SPC_STORAGE_ATOMIC ? spc_block_() : NULL;
+    return mode != SPC_HOOK_TESTS && !SPC_STORAGE_ATOMIC ? spc_block_() : NULL;
 }
 
 /* n more of counter id, from a hook's code that decided it is on. */
@@ -601,15 +604,31 @@ SPC_INLINE_ int spc_timed_slot_(int id)
     }
 }
 
+/* Counts a thread's countdown down by one: 1 while what is left is still
+ * above 0.  On x86-64 one subtraction from memory sets the flags the jump
+ * tests, where the compiler loads, subtracts, stores and tests (asm goto
+ * with an output: GCC 11 on); ThreadSanitizer sees no asm, and the block's
+ * owner alone touches its countdown. */
+SPC_INLINE_ int spc_count_down_(uint64_t *countdown)
+{
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__clang__) && __GNUC__ >= 11
+    __asm__ goto("subq $1, %0\n\tjg %l[left]" : "+m"(*countdown) : : "cc" : left);
+    return 0;
+left:
+    return 1;
+#else
+    *countdown -= 1;
+    return (int64_t)*countdown > 0;
+#endif
+}
+
 /* Whether a sampled timer id times this interval (and counts it if so): a
  * countdown in the thread's block, reset to a random gap when it runs out
- * (0 on a fresh block). */
+ * (0 on a fresh block: below 1 once counted down). */
 SPC_INLINE_ int spc_timer_sampled_(uint64_t **hook_block, int id)
 {
     uint64_t *block = spc_hook_block_(hook_block);
-    uint64_t left = block[SPC_BLOCK_COUNTDOWN];
-    if (left > 1) {
-        block[SPC_BLOCK_COUNTDOWN] = left - 1;
+    if (SPC_LIKELY(spc_count_down_(&block[SPC_BLOCK_COUNTDOWN]))) {
         return 0;
     }
     block[SPC_BLOCK_COUNTDOWN] = spc_timer_next_gap_(block);
@@ -621,11 +640,19 @@ SPC_INLINE_ int spc_timer_sampled_(uint64_t **hook_block, int id)
  * and, sampled, the interval is drawn.  Such code runs what it times on
  * two paths, between two clock readings and alone, so that an interval
  * not timed keeps nothing across it and a timed one tests nothing at its
- * end (then spc_hook_add_ the ticks). */
+ * end (then spc_hook_add_ the ticks).  The copies for all counters know
+ * whether timers are sampled. */
 SPC_INLINE_ int spc_hook_times_(spc_hook_mode mode, uint64_t **block, int id)
 {
-    return SPC_UNLIKELY(spc_hook_counter_on_(mode, id)) &&
-           (SPC_LIKELY(spc_flags_.timer_sampling == 1) || spc_timer_sampled_(block, id));
+    switch (mode) {
+    case SPC_HOOK_ALL_COUNTERS:
+        return 1;
+    case SPC_HOOK_ALL_SAMPLED:
+        return spc_timer_sampled_(block, id);
+    default:
+        return SPC_UNLIKELY(spc_enabled_(id)) &&
+               (SPC_LIKELY(spc_flags_.timer_sampling == 1) || spc_timer_sampled_(block, id));
+    }
 }
 
 SPC_INLINE_ void spc_hook_timer_start_(spc_hook_mode mode, int id, spc_timer_t *timer)
@@ -707,15 +734,27 @@ static inline void spc_level_add_(int id, int64_t delta)
     spc_done_:;                                            \
     } while (0)
 
-/* A hook's site, its code twice, tests and all, run instead of plain while
- * on; off, plain runs behind the site's no-op.  Around a statement whose two
+/* A hook's site, its code in each mode, run instead of plain while on;
+ * off, plain runs behind the site's no-op.  Around a statement whose two
  * ends the hook watches, as a timer does, one site decides both ends, so
- * neither end's code runs without the other's (two sites change one after
- * the other), and a timer's start needs no store on the path while off. */
+ * neither end's code runs without the other (two sites change one after
+ * the other), and a timer's start needs no store on the path while off.
+ * Only a hook around a statement can time it, so only its code has a copy
+ * for sampled timers: SPC_HOOK's site takes its copy for all counters
+ * whatever the sampling (a copy more made its callers' layout worse). */
 #define SPC_HOOK_AROUND(hook, code, plain)                                                    \
+    SPC_HOOK_COPIES_(hook, code, plain, __label__ spc_sampled_;, SPC_HOOK_SITE_SAMPLED_,      \
+                     spc_sampled_: __attribute__((cold));                                     \
+                     SPC_HOOK_CODE_(SPC_HOOK_ALL_SAMPLED, code); goto spc_done_)
+#define SPC_HOOK(hook, code) SPC_HOOK_COPIES_(hook, code, (void)0, , SPC_HOOK_SITE_UNSAMPLED_, (void)0)
+#define SPC_HOOK_SITE_SAMPLED_(id, test, on, all) SPC_HOOK_SITE_(id, test, on, all, spc_sampled_)
+/* The hook's site (SPC_HOOK_SITE_SAMPLED_ or _UNSAMPLED_, spc/x86.h), and
+ * the copy for sampled timers it jumps to, with its label's declaration. */
+#define SPC_HOOK_COPIES_(hook, code, plain, sampled_declaration, site, sampled_copy)          \
     do {                                                                                      \
         __label__ spc_plain_, spc_test_, spc_on_, spc_all_, spc_done_;                        \
-        SPC_HOOK_SITE_(SPC_HOOK_SITE_ID(hook), spc_test_, spc_on_, spc_all_);                \
+        sampled_declaration                                                                   \
+        site(SPC_HOOK_SITE_ID(hook), spc_test_, spc_on_, spc_all_);                           \
     spc_plain_:                                                                               \
         plain;                                                                                \
         goto spc_done_;                                                                       \
@@ -726,6 +765,7 @@ static inline void spc_level_add_(int id, int64_t delta)
     spc_on_: __attribute__((cold));                                                           \
         SPC_HOOK_CODE_(SPC_HOOK_TESTS, code);                                                 \
         goto spc_done_;                                                                       \
+        sampled_copy;                                                                         \
     spc_all_: __attribute__((cold));                                                          \
         SPC_HOOK_CODE_(SPC_HOOK_ALL_COUNTERS, code);                                          \
     spc_done_:;                                                                               \
@@ -818,7 +858,9 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 
 /* code, run only while one of hook's consumers is on, behind hook's one
  * site: a hook around nothing. */
+#ifndef SPC_HOOK
 #define SPC_HOOK(hook, code) SPC_HOOK_AROUND(hook, code, (void)0)
+#endif
 
 #ifdef __cplusplus
 }
