@@ -185,9 +185,10 @@ void follow_consumers(int hook, bool always)
     const bool counters = std::any_of(begin, end, [](int id) { return !is_switch_site(id); });
     const bool all_counters = counters && !switches &&
                               std::all_of(begin, end, [](int id) { return is_switch_site(id) || consumer_on(id); });
+    const bool switches_changed = switches != (spc_flags_.hook_switches[hook] != 0);
     // Before the sites change, and so seen by every thread that jumps.
     __atomic_store_n(&spc_flags_.hook_switches[hook], switches ? 1 : 0, __ATOMIC_RELAXED);
-    if (always || on != (spc_flags_.hooks[hook] != 0) ||
+    if (always || switches_changed || on != (spc_flags_.hooks[hook] != 0) ||
         all_counters != hook_all_counters[hook].load(std::memory_order_relaxed)) {
         __atomic_store_n(&spc_flags_.hooks[hook], on ? 1 : 0, __ATOMIC_RELAXED);
         hook_all_counters[hook].store(all_counters, std::memory_order_relaxed);
@@ -299,6 +300,12 @@ int spc_hook_define(int hook, const int *consumers, int count)
 int spc_hook_is_on(int hook)
 {
     return hook >= 0 && hook < SPC_MAX_HOOKS && __atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED);
+}
+
+int spc_hook_switches_on(int hook)
+{
+    return hook >= 0 && hook < SPC_MAX_HOOKS &&
+           __atomic_load_n(&spc_flags_.hook_switches[hook], __ATOMIC_RELAXED);
 }
 
 int spc_hook_all_counters(int hook)

@@ -194,10 +194,14 @@ bool follows(const spc_site &site, int id)
 // Which of a site's targets it should jump to while on.
 const int32_t &target_for(const spc_site &site)
 {
-    if (!is_hook(site.id) || !spc_hook_all_counters(hook_of(site.id))) {
+    if (!is_hook(site.id)) {
         return site.on;
     }
-    return spc_timer_sampling() > 1 ? site.all_sampled : site.all;
+    const int hook = hook_of(site.id);
+    if (spc_hook_all_counters(hook)) {
+        return spc_timer_sampling() > 1 ? site.all_sampled : site.all;
+    }
+    return spc_hook_switches_on(hook) ? site.on : site.counters;
 }
 
 // The 5 bytes a site should hold: on, a jump past its code's flag test,

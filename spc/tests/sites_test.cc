@@ -203,6 +203,7 @@ TEST(Sites, HookSiteIsOnWhileAnyConsumerIs)
     EXPECT_NE(target(&entry->on), target(&entry->all)) << "the code with tests and for all counters";
     EXPECT_EQ(target(&entry->all), target(&entry->all_sampled))
         << "a hook at a point times nothing: no copy for sampled timers";
+    EXPECT_EQ(target(&entry->on), target(&entry->counters)) << "nor one for its counters alone";
 #endif
     const uint64_t counted = spc_read(kHookCounter);
     ASSERT_EQ(spc_counter_enable(kHookCounter), SPC_SUCCESS);
@@ -344,6 +345,58 @@ AcrossRun run_across_site_in_new_thread(int x)
     AcrossRun run;
     std::thread([&] { run = run_across_site(x); }).join();
     return run;
+}
+
+// A hook around a call with two counters and a switch: with no switch on
+// but not both counters, a patched site runs the copy that tests the
+// counters alone.
+constexpr int kTwo = 12, kFirst = OMPI_SPC_SSEND, kSecond = OMPI_SPC_ISSEND,
+              kTwoKey = SPC_SWITCH_FIRST_EVENT + 7;
+
+__attribute__((noinline)) spc_hook_mode run_two_counter_site()
+{
+    spc_hook_mode ran = SPC_HOOK_TESTS;
+    SPC_HOOK_AROUND(kTwo, {
+        ran = SPC_HOOK_MODE;
+        spc_hook_record_(SPC_HOOK_MODE, NULL, kFirst, 1);
+        (void)across_call(0);
+        spc_hook_record_(SPC_HOOK_MODE, NULL, kSecond, 1);
+    }, (void)across_call(0));
+    return ran;
+}
+
+TEST(Sites, HookAroundTakesItsCopyForCountersWhileNoSwitchIsOn)
+{
+    const int consumers[] = {kFirst, kSecond, SPC_SWITCH_SITE_ID(kTwoKey)};
+    ASSERT_EQ(spc_hook_define(kTwo, consumers, 3), SPC_SUCCESS);
+#if SPC_SITES_PATCHED
+    const spc_site *entry = entry_of(SPC_HOOK_SITE_ID(kTwo));
+    ASSERT_NE(entry, nullptr);
+    EXPECT_NE(target(&entry->counters), target(&entry->on)) << "a hook around a call has that copy";
+    EXPECT_NE(target(&entry->counters), target(&entry->all));
+#endif
+    const spc_hook_mode counters = patched() ? SPC_HOOK_COUNTERS : SPC_HOOK_TESTS,
+                        all = patched() ? SPC_HOOK_ALL_COUNTERS : SPC_HOOK_TESTS;
+    const uint64_t first = spc_read(kFirst), second = spc_read(kSecond);
+
+    ASSERT_EQ(spc_counter_enable(kFirst), SPC_SUCCESS);
+    EXPECT_FALSE(spc_hook_switches_on(kTwo));
+    EXPECT_EQ(run_two_counter_site(), counters) << "one counter of two, no switch";
+    ASSERT_EQ(spc_counter_enable(kSecond), SPC_SUCCESS);
+    EXPECT_EQ(run_two_counter_site(), all) << "both counters";
+    ASSERT_EQ(spc_switch_on(kTwoKey), SPC_SUCCESS);
+    EXPECT_TRUE(spc_hook_switches_on(kTwo));
+    EXPECT_EQ(run_two_counter_site(), SPC_HOOK_TESTS) << "a switch on";
+    ASSERT_EQ(spc_counter_disable(kSecond), SPC_SUCCESS);
+    EXPECT_EQ(run_two_counter_site(), SPC_HOOK_TESTS) << "a switch and one counter on";
+    ASSERT_EQ(spc_switch_off(kTwoKey), SPC_SUCCESS);
+    EXPECT_EQ(run_two_counter_site(), counters) << "the switch off again: the site follows";
+    ASSERT_EQ(spc_counter_disable(kFirst), SPC_SUCCESS);
+    EXPECT_EQ(run_two_counter_site(), SPC_HOOK_TESTS) << "all off: the plain call";
+
+    EXPECT_EQ(spc_read(kFirst) - first, 5u) << "added in each of the five runs while on";
+    EXPECT_EQ(spc_read(kSecond) - second, 2u) << "added in the two runs while on";
+    ASSERT_EQ(spc_hook_define(kTwo, nullptr, 0), SPC_SUCCESS);
 }
 
 TEST(Sites, HookCodeKeepsItsThreadsBlockAcrossACall)

@@ -217,8 +217,9 @@ struct spc_site {
     int32_t at;      /* the site's first byte, relative to this field */
     int32_t target;  /* its update code's flag test (the flag kind), relative to this field */
     int32_t on;      /* its update code past that test (a patched site that is on) */
+    int32_t counters; /* a hook's code for no switch on, each counter tested (else == on) */
     int32_t all;     /* a hook's code for all its counters on and no switch (else == on) */
-    int32_t all_sampled; /* the same with timers sampled (else == on) */
+    int32_t all_sampled; /* the same with timers sampled (else == all) */
     int32_t id, id2; /* on while either counter is on (id2 == id for one) */
 };
 #define SPC_ANY_TIMER (-1)  /* a site's id: on while any TIMER counter is */
@@ -266,15 +267,19 @@ int spc_hook_is_on(int hook);
  * for that case, which tests no flag (that code's copy for sampled timers
  * while spc_timer_sampling() is above 1). */
 int spc_hook_all_counters(int hook);
+/* 1 while one of hook's consumers that is a switch is on. */
+int spc_hook_switches_on(int hook);
 
 /* A hook's code is compiled once in each mode (SPC_HOOK), a constant it
  * sees as SPC_HOOK_MODE and hands to the spc_hook_* helpers below: with
  * all its counters on and no switch, which is what mpi_spc_attach=all
- * gives, nothing need be tested, not even whether timers are sampled. */
+ * gives, nothing need be tested, not even whether timers are sampled;
+ * with no switch on, no switch. */
 typedef enum spc_hook_mode {
     SPC_HOOK_TESTS,         /* test each consumer */
     SPC_HOOK_ALL_COUNTERS,  /* every counter consumer is on, no switch is; timers time every interval */
-    SPC_HOOK_ALL_SAMPLED    /* the same, with timers sampled (spc_timer_sampling() above 1) */
+    SPC_HOOK_ALL_SAMPLED,   /* the same, with timers sampled (spc_timer_sampling() above 1) */
+    SPC_HOOK_COUNTERS       /* no switch is on: test each counter */
 } spc_hook_mode;
 #define SPC_HOOK_MODE spc_hook_mode_
 /* Inside a hook's code: whether one of its consumers that is a switch is
@@ -522,7 +527,7 @@ SPC_INLINE_ void spc_add_(int id, uint64_t n)
  * and for counters among the hook's consumers, else SPC_HOOK_TESTS. */
 SPC_INLINE_ int spc_hook_counter_on_(spc_hook_mode mode, int id)
 {
-    return mode != SPC_HOOK_TESTS || spc_enabled_(id);
+    return mode == SPC_HOOK_ALL_COUNTERS || mode == SPC_HOOK_ALL_SAMPLED || spc_enabled_(id);
 }
 
 /* The thread's block for a hook's code.  Code that adds across a call (a
@@ -545,7 +550,9 @@ SPC_INLINE_ uint64_t *spc_hook_block_(uint64_t **block)
  * copy for all counters, which adds for sure, so that no add tests it. */
 SPC_INLINE_ uint64_t *spc_hook_block_start_(spc_hook_mode mode)
 {
-    return mode != SPC_HOOK_TESTS && !SPC_STORAGE_ATOMIC ? spc_block_() : NULL;
+    return (mode == SPC_HOOK_ALL_COUNTERS || mode == SPC_HOOK_ALL_SAMPLED) && !SPC_STORAGE_ATOMIC
+               ? spc_block_()
+               : NULL;
 }
 
 /* n more of counter id, from a hook's code that decided it is on. */
@@ -740,20 +747,27 @@ static inline void spc_level_add_(int id, int64_t delta)
  * neither end's code runs without the other (two sites change one after
  * the other), and a timer's start needs no store on the path while off.
  * Only a hook around a statement can time it, so only its code has a copy
- * for sampled timers: SPC_HOOK's site takes its copy for all counters
- * whatever the sampling (a copy more made its callers' layout worse). */
+ * for sampled timers, and only its code, which holds the statement, is
+ * worth a copy for its counters alone: SPC_HOOK's site takes its copy for
+ * all counters whatever the sampling, and its copy with tests with no
+ * switch on (a copy more made its callers' layout worse). */
 #define SPC_HOOK_AROUND(hook, code, plain)                                                    \
-    SPC_HOOK_COPIES_(hook, code, plain, __label__ spc_sampled_;, SPC_HOOK_SITE_SAMPLED_,      \
+    SPC_HOOK_COPIES_(hook, code, plain, __label__ spc_counters_; __label__ spc_sampled_;,    \
+                     SPC_HOOK_SITE_AROUND_,                                                   \
+                     spc_counters_: __attribute__((cold));                                    \
+                     SPC_HOOK_CODE_(SPC_HOOK_COUNTERS, code); goto spc_done_;                 \
                      spc_sampled_: __attribute__((cold));                                     \
                      SPC_HOOK_CODE_(SPC_HOOK_ALL_SAMPLED, code); goto spc_done_)
-#define SPC_HOOK(hook, code) SPC_HOOK_COPIES_(hook, code, (void)0, , SPC_HOOK_SITE_UNSAMPLED_, (void)0)
-#define SPC_HOOK_SITE_SAMPLED_(id, test, on, all) SPC_HOOK_SITE_(id, test, on, all, spc_sampled_)
-/* The hook's site (SPC_HOOK_SITE_SAMPLED_ or _UNSAMPLED_, spc/x86.h), and
- * the copy for sampled timers it jumps to, with its label's declaration. */
-#define SPC_HOOK_COPIES_(hook, code, plain, sampled_declaration, site, sampled_copy)          \
+#define SPC_HOOK(hook, code) SPC_HOOK_COPIES_(hook, code, (void)0, , SPC_HOOK_SITE_POINT_, (void)0)
+#define SPC_HOOK_SITE_AROUND_(id, test, on, all) \
+    SPC_HOOK_SITE_(id, test, on, spc_counters_, all, spc_sampled_)
+/* The hook's site (SPC_HOOK_SITE_AROUND_ or SPC_HOOK_SITE_POINT_,
+ * spc/x86.h), and the copies only a hook around a statement has, with their
+ * labels' declaration. */
+#define SPC_HOOK_COPIES_(hook, code, plain, more_labels, site, more_copies)                   \
     do {                                                                                      \
         __label__ spc_plain_, spc_test_, spc_on_, spc_all_, spc_done_;                        \
-        sampled_declaration                                                                   \
+        more_labels                                                                           \
         site(SPC_HOOK_SITE_ID(hook), spc_test_, spc_on_, spc_all_);                           \
     spc_plain_:                                                                               \
         plain;                                                                                \
@@ -765,7 +779,7 @@ static inline void spc_level_add_(int id, int64_t delta)
     spc_on_: __attribute__((cold));                                                           \
         SPC_HOOK_CODE_(SPC_HOOK_TESTS, code);                                                 \
         goto spc_done_;                                                                       \
-        sampled_copy;                                                                         \
+        more_copies;                                                                          \
     spc_all_: __attribute__((cold));                                                          \
         SPC_HOOK_CODE_(SPC_HOOK_ALL_COUNTERS, code);                                          \
     spc_done_:;                                                                               \

@@ -30,24 +30,29 @@ static inline uint64_t spc_rdtsc_(void)
  * sites.cc patches into a 5-byte no-op while the site is off and into a jmp
  * past the test while it is on: to `on`, or for a hook whose every counter
  * is on and no switch, to `all` (its code made for that case, spc.h's
- * SPC_HOOK) or, with timers sampled, `sampled`; a patched site that jumps is on, so its code need not test the
+ * SPC_HOOK) or, with timers sampled, `sampled`, and for a hook around a
+ * statement with no switch on but not every counter, to `counters`; a
+ * patched site that jumps is on, so its code need not test the
  * flag again.  No alignment: as the kernel's jump labels, a site may
  * straddle a cache line, since the int3 protocol (sites.cc) never lets a
  * thread run the bytes of a patch while they change.  Its entry in the
- * spc_sites section: the site and its four targets relative to the entry,
+ * spc_sites section: the site and its five targets relative to the entry,
  * then its ids (struct spc_site). */
-#define SPC_SITE_TEXT_(test, on, all, sampled)                                       \
+#define SPC_SITE_TEXT_(test, on, counters, all, sampled)                             \
     "1: .byte 0xe9\n .long %l[" #test "] - 2f\n2:\n"                                   \
     ".pushsection spc_sites,\"a\"\n .balign 4\n"                                        \
-    " .long 1b - ., %l[" #test "] - ., %l[" #on "] - ., %l[" #all "] - .,"               \
-    " %l[" #sampled "] - ., %c0, %c1\n .popsection"
+    " .long 1b - ., %l[" #test "] - ., %l[" #on "] - ., %l[" #counters "] - .,"          \
+    " %l[" #all "] - ., %l[" #sampled "] - ., %c0, %c1\n .popsection"
 #define SPC_SITE_(id, id2, test, on) \
-    __asm__ goto(SPC_SITE_TEXT_(test, on, on, on) : : "i"(id), "i"(id2) : : test, on)
-#define SPC_HOOK_SITE_(id, test, on, all, sampled)                                   \
-    __asm__ goto(SPC_SITE_TEXT_(test, on, all, sampled) : : "i"(id), "i"(id) : : test, on, all, sampled)
-/* A hook's site whose code has no copy for sampled timers: `all` serves. */
-#define SPC_HOOK_SITE_UNSAMPLED_(id, test, on, all) \
-    __asm__ goto(SPC_SITE_TEXT_(test, on, all, all) : : "i"(id), "i"(id) : : test, on, all)
+    __asm__ goto(SPC_SITE_TEXT_(test, on, on, on, on) : : "i"(id), "i"(id2) : : test, on)
+/* A hook around a statement: a copy of its code for each case. */
+#define SPC_HOOK_SITE_(id, test, on, counters, all, sampled)                         \
+    __asm__ goto(SPC_SITE_TEXT_(test, on, counters, all, sampled)                    \
+                 : : "i"(id), "i"(id) : : test, on, counters, all, sampled)
+/* A hook at a point: its copy with tests serves for counters alone, and
+ * its copy for all counters for sampled timers too. */
+#define SPC_HOOK_SITE_POINT_(id, test, on, all) \
+    __asm__ goto(SPC_SITE_TEXT_(test, on, on, all, all) : : "i"(id), "i"(id) : : test, on, all)
 
 #endif
 
