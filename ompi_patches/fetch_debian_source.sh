@@ -3,8 +3,10 @@
 # against the Checksums-Sha256 of the package's .dsc; does nothing when DIR
 # already holds a tarball that checks out.  Source entries of apt are derived
 # from the machine's own deb entries when none exist, so that no host name
-# is written anywhere.  Only the orig tarball is required: the Debian diff
-# tarball of netpipe 3.7.2-8 is missing on the mirror (apt-get then fails).
+# is written anywhere.  Only the .dsc and the orig tarball are fetched
+# (apt-get --print-uris names them, apt-helper downloads them through apt's
+# own configuration): the Debian diff tarball is not needed, and netpipe
+# 3.7.2-8's is missing on the mirror (a whole apt-get source prints a 404).
 # With SUITE (another Debian release's, e.g. trixie for openmpi 5.0.7-1), the
 # package comes through an apt configuration of its own in DIR/apt-SUITE/:
 # one deb-src stanza for SUITE, derived from the machine's deb entry of its
@@ -105,10 +107,23 @@ if [ -n "$suite" ]; then
 else
     ls /etc/apt/sources.list.d/ompi-spc-deb-src.* >/dev/null 2>&1 || enable_source_entries
 fi
-if ! apt-get "${apt_options[@]}" source --download-only -qq "$package=$version" >&2 && [ -n "$suite" ]; then
+# download_needed: the .dsc and the orig tarball, each checked against the
+# SHA256 apt's index lists for it; nothing else of the source package.
+download_needed() {
+    local uris uri file size sum quiet_as_root=(-qq)
+    # apt's sandbox user cannot write into DIR when root runs this (apt warns
+    # and downloads as root anyway): say so to apt, which then says nothing.
+    [ "$(id -u)" -ne 0 ] || quiet_as_root+=(-o APT::Sandbox::User=root)
+    uris=$(apt-get "${apt_options[@]}" --print-uris source -qq "$package=$version") || return 1
+    while read -r uri file size sum; do
+        [ "$file" = "$dsc" ] || [ "$file" = "$orig" ] || continue
+        /usr/lib/apt/apt-helper "${apt_options[@]}" "${quiet_as_root[@]}" download-file "${uri//\'/}" "$dir/$file" "$sum" >&2 || return 1
+    done <<<"$uris"
+}
+if ! download_needed && [ -n "$suite" ]; then
     # SUITE's lists are from its first use: once more with fresh ones.
     rm -f "$apt_dir/updated"
     prepare_suite
-    apt-get "${apt_options[@]}" source --download-only -qq "$package=$version" >&2 || true
+    download_needed || true
 fi  # judged by the check below
 verified || { echo "fetch_debian_source.sh: $orig of $package=$version is missing or does not match $dsc" >&2; exit 1; }
