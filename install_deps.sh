@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(meson ninja-build g++ gfortran pkg-config python3 binutils git libgtest-dev libbenchmark-dev
           make patch xz-utils ccache flex libhwloc-dev libevent-dev
-          libpapi-dev papi-tools libsde1 python3-pandas python3-matplotlib valgrind
+          libpapi-dev papi-tools libsde1 python3-pandas python3-matplotlib valgrind gdb
           libncurses-dev libcpp-httplib-dev iproute2)
 # Debian's own Open MPI 4.1.4 and programs built against it, which the tests
 # of tools/ run with our libmpi (installed beside ours on purpose: a test

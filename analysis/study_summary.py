@@ -29,6 +29,35 @@ def demoted(markdown):
     return re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", markdown, flags=re.M)
 
 
+def hang_lines(out):
+    """The study's hangs (campaign.Campaign.execute): how many attempts of
+    each step's runs hung, per build, and for each hung attempt where the
+    ranks waited and where its backtraces are."""
+    attempts, hung, rows = {}, {}, []
+    for step in sorted(os.listdir(out)):
+        for record in campaign.read_records(os.path.join(out, step)):
+            key = (step, record["build"])
+            attempts[key] = attempts.get(key, 0) + 1 + len(record.get("hangs", [])) - (
+                record["status"] == "timeout")
+            for hang in record.get("hangs", []):
+                hung[key] = hung.get(key, 0) + 1
+                rows.append(f"| {step} | {record['build']} | {record['key']} | {hang['attempt']} | "
+                            f"{'; '.join(hang['waits']) or '?'} | {hang['backtraces']} |")
+    if not attempts:
+        return []
+    lines = ["## Hangs of the system under study", ""]
+    if not rows:
+        return lines + [f"None: every one of {sum(attempts.values())} runs ended on its own.", ""]
+    lines += ["A run that hung was ended after its time limit, its ranks' backtraces kept, and run "
+              "again (netpipe_runs/campaign.py, HANG_ATTEMPTS); a run that hung every time failed its "
+              "step. Attempts hung of attempts made:", ""]
+    lines += [f"- {step}, {build}: {hung.get((step, build), 0)} of {n}" for (step, build), n in sorted(
+        attempts.items()) if hung.get((step, build))]
+    return lines + ["", "| step | build | run | attempt | where each rank's threads waited "
+                    "| backtraces (in the step's raw/ or raw.tar.xz) |",
+                    "|---|---|---|---:|---|---|", *rows, ""]
+
+
 def main():
     out = campaign.folder_argument(__doc__)
     if not os.path.isdir(out):
@@ -60,6 +89,7 @@ def main():
         if step == "netpipe":
             lines += [f"![{caption}](netpipe/{name})" for name, caption in FIGURES
                       if os.path.exists(os.path.join(out, "netpipe", name))] + [""]
+    lines += hang_lines(out)
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(lines))
     print(os.path.join(out, "summary.md"))

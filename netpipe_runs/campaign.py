@@ -32,6 +32,10 @@ from typing import NamedTuple
 from netpipe_runs import study
 
 RECORDS = "runs.jsonl"
+# Attempts of a run whose every attempt hangs: Open MPI 4.1.4 itself hangs in
+# a few of 100 8-thread pairwise runs over vader (docs/study.md), and a run
+# that hangs three times in a row is no longer chance.
+HANG_ATTEMPTS = 3
 ARCHIVE = "raw.tar.xz"
 PAD_LIMIT = 4096        # pads are 0 .. PAD_LIMIT - 1 bytes
 GZIP_RECORDS_OVER = 1 << 20  # pack() compresses a larger runs.jsonl
@@ -244,11 +248,12 @@ def end_tree(proc, grace=10.0):
     proc.wait()
 
 
-def run_tree(command, env, timeout, stdout_path, stderr_path, watch=None, grace=10.0):
+def run_tree(command, env, timeout, stdout_path, stderr_path, watch=None, grace=10.0, on_timeout=None):
     """Runs COMMAND in a session of its own, stdout and stderr into files;
     calls WATCH(stderr so far) about once a second.  Returns (exit status,
     or None if it ran past TIMEOUT seconds and was ended, seconds).  On a
-    timeout or Ctrl-C the whole process tree is ended (end_tree), and so is
+    timeout, ON_TIMEOUT(pid) looks at the tree while it still hangs; then,
+    as on Ctrl-C, the whole process tree is ended (end_tree), and so is
     anything the command left behind when it exited."""
     started = time.monotonic()
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
@@ -262,6 +267,8 @@ def run_tree(command, env, timeout, stdout_path, stderr_path, watch=None, grace=
                 break
             except subprocess.TimeoutExpired:
                 if left <= 1.0 and time.monotonic() >= started + timeout:
+                    if on_timeout:
+                        on_timeout(proc.pid)
                     end_tree(proc, grace)
                     returncode = None
                     break
@@ -274,6 +281,61 @@ def run_tree(command, env, timeout, stdout_path, stderr_path, watch=None, grace=
     if tree(proc.pid):
         end_tree(proc, grace)
     return returncode, time.monotonic() - started
+
+
+# --- a hung run ---------------------------------------------------------------
+
+# What starts ranks rather than being one: their backtraces say nothing of a hang.
+LAUNCHERS = {"mpirun", "mpiexec", "orterun", "orted", "prterun", "prted", "prte", "sh", "bash", "env"}
+
+
+def _command_line(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def backtraces(pid):
+    """Every thread's backtrace in each process of PID's tree but its
+    launchers, taken with gdb while the tree still hangs: the text of a
+    hang's finding.  A process gdb cannot attach to says why instead."""
+    sections = []
+    for member in [pid, *tree(pid)]:
+        try:
+            with open(f"/proc/{member}/comm") as f:
+                name = f.read().strip()
+        except OSError:
+            continue
+        if name in LAUNCHERS:
+            continue
+        try:
+            gdb = subprocess.run(["gdb", "-batch", "-nx", "-p", str(member), "-ex", "thread apply all bt"],
+                                 capture_output=True, text=True, timeout=120)
+            text = gdb.stdout if "Thread" in gdb.stdout else gdb.stdout + gdb.stderr
+        except (OSError, subprocess.TimeoutExpired) as error:
+            text = f"no backtrace: {error}\n"
+        sections.append(f"=== process {member}: {_command_line(member)}\n{text}")
+    return "".join(sections) or "no process of the tree but its launchers was left\n"
+
+
+def waits(backtrace_text):
+    """Where each process's threads were when it hung: per process, the
+    outermost MPI call of each thread (or its innermost frame when it was in
+    none) with how many threads were there, e.g. "MPI_Recv x7, opal_progress x1"."""
+    processes = []
+    for section in backtrace_text.split("=== process ")[1:]:
+        places = {}
+        for thread in section.split("\nThread ")[1:]:
+            frames = [line.split(" in ", 1)[1].split(" (", 1)[0] if " in " in line else line.split()[1]
+                      for line in thread.splitlines() if line.startswith("#") and len(line.split()) > 1]
+            calls = [f.lstrip("P") for f in frames if f.startswith(("MPI_", "PMPI_"))]
+            place = calls[-1] if calls else (frames[0] if frames else "?")
+            places[place] = places.get(place, 0) + 1
+        if places:
+            processes.append(", ".join(f"{place} x{n}" for place, n in sorted(places.items())))
+    return processes
 
 
 # --- judging a run ------------------------------------------------------------
@@ -621,6 +683,22 @@ class Campaign:
         """raw/<key><suffix> inside the campaign folder, for a run's own files."""
         return os.path.join(self.out, "raw", run.key + suffix)
 
+    def keep_hang(self, run, attempt, started, seconds, backtrace_text, output):
+        """Saves a hung attempt's backtraces under raw/, and moves its OUTPUT
+        (stdout and stderr paths) there too unless None (see execute);
+        returns what the run's record says of it."""
+        stem = self.path(run, f".hang{attempt}")
+        with open(stem + ".txt", "w") as f:
+            f.write(backtrace_text)
+        kept = {"stdout": None, "stderr": None}
+        for name, path in zip(kept, output or ()):
+            if os.path.getsize(path):
+                os.replace(path, f"{stem}.{name[3:]}")
+                kept[name] = os.path.relpath(f"{stem}.{name[3:]}", self.out)
+        return {"attempt": attempt, "started": started.isoformat(timespec="seconds"),
+                "seconds": round(seconds, 3), "backtraces": os.path.relpath(stem + ".txt", self.out),
+                "waits": waits(backtrace_text), **kept}
+
     def execute(self, run, command, timeout, judge=exit_judge, env=None, watch=None, outputs=None,
                 label=None):
         """Runs COMMAND for RUN and appends its record to runs.jsonl:
@@ -631,11 +709,17 @@ class Campaign:
           stdout/stderr (raw/ paths, null when empty), outputs ({name: raw/
           path} of other files it wrote), and stderr_tail when not ok.
 
-        status is "timeout" past TIMEOUT seconds, else the first of JUDGE(
-        returncode, stdout, stderr) -> (status, reason, result).  ENV adds to
-        study.environment(); WATCH(stderr so far) -> a text shown beside the
-        progress line.  Stops the campaign (BuildReplaced) when the run's build
-        is not the one it started with, before or after the run."""
+        status is the first of JUDGE(returncode, stdout, stderr) -> (status,
+        reason, result), or "timeout" when every one of HANG_ATTEMPTS
+        attempts ran past TIMEOUT seconds.  An attempt that hangs is a
+        finding about the system under study, not the end of the run: its
+        backtraces (every thread of every rank, backtraces()) and output
+        are kept as raw/<key>.hang<N>.{txt,out,err}, the record's "hangs"
+        lists them with where the ranks waited (waits()), and the run starts
+        again.  ENV adds to study.environment(); WATCH(stderr so far) -> a
+        text shown beside the progress line.  Stops the campaign
+        (BuildReplaced) when the run's build is not the one it started with,
+        before or after the run."""
         item = run.item
         self.check_build(item.build)
         pad = pad_length(self.seed, run.key, self.env_pad)
@@ -650,16 +734,32 @@ class Campaign:
         def watcher(text):
             show(watch(text) if watch else "")
         show()
-        started, load = utc_now(), os.getloadavg()[0]
         stdout_path, stderr_path = self.path(run, ".out"), self.path(run, ".err")
-        returncode, seconds = run_tree(command, study.environment(pad, **(env or {})), timeout, stdout_path,
-                                       stderr_path, watcher)
+        hangs = []
+        for attempt in range(1, HANG_ATTEMPTS + 1):
+            seen = {}
+            started, load = utc_now(), os.getloadavg()[0]
+            returncode, seconds = run_tree(command, study.environment(pad, **(env or {})), timeout, stdout_path,
+                                           stderr_path, watcher,
+                                           on_timeout=lambda pid: seen.update(text=backtraces(pid)))
+            if returncode is not None:
+                break
+            last = attempt == HANG_ATTEMPTS  # its output stays where the record expects it
+            hangs.append(self.keep_hang(run, attempt, started, seconds, seen.get("text", ""),
+                                        None if last else (stdout_path, stderr_path)))
+            self.progress.show(f"{head}: hung after {timeout:g} s (attempt {attempt} of {HANG_ATTEMPTS}; "
+                               f"backtraces in {hangs[-1]['backtraces']})"
+                               + ("; running it again" if attempt < HANG_ATTEMPTS else ""), final=True)
+            for place in hangs[-1]["waits"]:
+                print(f"    a process waited in: {place}", flush=True)
         with open(stdout_path, errors="replace") as f:
             stdout = f.read()
         with open(stderr_path, errors="replace") as f:
             stderr = f.read()
         if returncode is None:
-            status, reason, result = "timeout", f"no end after {timeout:g} s; its process tree was ended", None
+            status, result = "timeout", None
+            reason = (f"hung {HANG_ATTEMPTS} times in a row (no end after {timeout:g} s each; "
+                      "backtraces in the record's hangs)")
         else:
             status, reason, result = judge(returncode, stdout, stderr)
         replaced = built_hash(self.builds[item.build].prefix) != self.builds[item.build].content_hash
@@ -678,7 +778,8 @@ class Campaign:
                       load_before=load, machine={k: v for k, v in self.machine.items() if k != "changed_files"},
                       command=command, returncode=returncode,
                       status=status, reason=reason, result=result, **files,
-                      outputs={name: os.path.relpath(path, self.out) for name, path in (outputs or {}).items()})
+                      outputs={name: os.path.relpath(path, self.out) for name, path in (outputs or {}).items()},
+                      hangs=hangs)
         if status != "ok":
             record["stderr_tail"] = stderr[-4000:]
         with open(os.path.join(self.out, RECORDS), "a") as f:

@@ -140,6 +140,43 @@ class Records(unittest.TestCase):
         with contextlib.redirect_stdout(io.StringIO()):
             return c.execute(run, ["sh", "-c", script], 30)
 
+    def test_a_hang_is_kept_and_the_run_starts_again(self):
+        c = self.campaign()
+        marker = os.path.join(self.tmp.name, "hung-once")
+        with contextlib.redirect_stdout(io.StringIO()):
+            record = c.execute(c.pending()[0], ["sh", "-c", f"[ -e {marker} ] && exit 0; touch {marker}; "
+                                                "echo before the hang; exec sleep 100"], 1)
+        self.assertEqual(record["status"], "ok")
+        self.assertEqual(len(record["hangs"]), 1)
+        hang = record["hangs"][0]
+        with open(os.path.join(self.out, hang["backtraces"])) as f:
+            text = f.read()
+        # gdb attached to the hung process (the sleep), not to the shell that started it
+        self.assertIn("sleep 100", text)
+        self.assertRegex(text, r"(?m)^#0 ")
+        self.assertEqual(len(hang["waits"]), 1)
+        self.assertIn("nanosleep", hang["waits"][0])
+        with open(os.path.join(self.out, hang["stdout"])) as f:
+            self.assertEqual(f.read(), "before the hang\n")
+
+        # the study's summary reports it
+        from analysis import study_summary
+        lines = study_summary.hang_lines(self.tmp.name)
+        self.assertIn("- out, fake: 1 of 2", lines)
+        self.assertTrue(any(line.startswith("| out | fake | r01-") and "nanosleep" in line for line in lines))
+
+    def test_a_run_that_always_hangs_fails(self):
+        c = self.campaign()
+        with contextlib.redirect_stdout(io.StringIO()):
+            record = c.execute(c.pending()[0], ["sh", "-c", "echo attempt; exec sleep 100"], 1)
+        self.assertEqual(record["status"], "timeout")
+        self.assertEqual([h["attempt"] for h in record["hangs"]], list(range(1, campaign.HANG_ATTEMPTS + 1)))
+        self.assertIn("hung 3 times in a row", record["reason"])
+        # the last attempt's output is the run's own
+        self.assertIsNone(record["hangs"][-1]["stdout"])
+        self.assertIsNotNone(record["stdout"])
+        self.assertTrue(campaign.record_problems(self.out))
+
     def test_resume_skips_recorded_runs(self):
         c = self.campaign(seed=3)
         first = c.pending()
