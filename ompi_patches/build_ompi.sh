@@ -147,7 +147,7 @@ if [ "$variant" != upstream ]; then
     # What the tools installed beside Open MPI are made of (meson's "tools"
     # install tag, and what is built below with this build's compilers):
     # a change here reinstalls them in seconds and rebuilds no Open MPI.
-    tools=(tools/meson.build tools/spc-env tools/spc-check-binary tools/spc-simnodes tools/examples
+    tools=(tools/meson.build tools/spc-env tools/spc-check-binary tools/spc-simnodes tools/spc-simcluster tools/examples
            tools/live tools/events/spc_event_logger.c tools/events/spc_launcher_check.h tools/foreign_mpi.c
            tools/fortran
            tools/apps/inputs/h2o.nw)
