@@ -204,8 +204,9 @@ const int32_t &target_for(const spc_site &site)
     return spc_hook_switches_on(hook) ? site.on : site.counters;
 }
 
-// The 5 bytes a site should hold: on, a jump past its code's flag test,
-// into a hook's code for all its counters when that is what is on.
+// The 5 bytes a site should hold: off, the no-op; on, a jump past its code's
+// flag test to the target target_for chose (a hook's copy with tests, for
+// its counters alone, or for all counters with exact or sampled timers).
 void code_for(const spc_site &site, bool on, unsigned char code[5])
 {
     if (!on) {

@@ -521,13 +521,21 @@ SPC_INLINE_ void spc_add_(int id, uint64_t n)
 #endif
 }
 
+/* Whether mode is one of the copies for all counters (exact or sampled
+ * timers), where every counter consumer of the hook is known to be on. */
+SPC_INLINE_ int spc_hook_all_mode_(spc_hook_mode mode)
+{
+    return mode == SPC_HOOK_ALL_COUNTERS || mode == SPC_HOOK_ALL_SAMPLED;
+}
+
 /* The update code behind a site that serves more than one counter (a
  * hook's, SPC_USER_OR_MPI's), in a mode (a constant, so the tests it does
- * not need are not compiled): SPC_HOOK_ALL_COUNTERS only in a hook's code
- * and for counters among the hook's consumers, else SPC_HOOK_TESTS. */
+ * not need are not compiled): a copy for all counters only in a hook's
+ * code and for counters among the hook's consumers; SPC_HOOK_TESTS
+ * elsewhere. */
 SPC_INLINE_ int spc_hook_counter_on_(spc_hook_mode mode, int id)
 {
-    return mode == SPC_HOOK_ALL_COUNTERS || mode == SPC_HOOK_ALL_SAMPLED || spc_enabled_(id);
+    return spc_hook_all_mode_(mode) || spc_enabled_(id);
 }
 
 /* The thread's block for a hook's code.  Code that adds across a call (a
@@ -550,9 +558,7 @@ SPC_INLINE_ uint64_t *spc_hook_block_(uint64_t **block)
  * copy for all counters, which adds for sure, so that no add tests it. */
 SPC_INLINE_ uint64_t *spc_hook_block_start_(spc_hook_mode mode)
 {
-    return (mode == SPC_HOOK_ALL_COUNTERS || mode == SPC_HOOK_ALL_SAMPLED) && !SPC_STORAGE_ATOMIC
-               ? spc_block_()
-               : NULL;
+    return spc_hook_all_mode_(mode) && !SPC_STORAGE_ATOMIC ? spc_block_() : NULL;
 }
 
 /* n more of counter id, from a hook's code that decided it is on. */
