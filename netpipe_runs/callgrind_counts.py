@@ -16,17 +16,42 @@ RANKS = (0, 1)
 PROFILES = {"smoke": {"messages": 200}, "short": {"messages": 2000}, "full": {"messages": 20000}}
 
 
+def function_profile(callgrind_file, inclusive=True):
+    """{function: inclusive (or self) instructions} of one callgrind file,
+    in callgrind_annotate's order: the most first.  The one reader of
+    callgrind's counts: instruction_budget's profiles, the drivers' records."""
+    # --threshold=100: every function; below 100 the listing stops after the
+    # first function of 1% or less, and one asked for could be cut
+    text = subprocess.run(["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}",
+                           "--threshold=100", callgrind_file],
+                          check=True, capture_output=True, text=True).stdout
+    return parse_listing(text)
+
+
+def parse_listing(text):
+    """{function: instructions} of a callgrind_annotate listing, from its
+    lines "COUNT (PERCENT)  FILE:FUNCTION [OBJECT]" (PERCENT where the
+    listing shows it): the function is what follows the token's last colon,
+    up to a space.  A function that stands on more lines (code of it inlined
+    from other files) keeps its first, the largest; so do the functions of
+    the listing against the lines of annotated source after it that look
+    alike (a count, then a token with a colon: C++'s a::b(x, y))."""
+    profile = {}
+    for line in text.splitlines():
+        match = re.match(r"^\s*([\d,]+)\s+\([^)]*\)\s+\S+:(\S+)", line) or \
+            re.match(r"^\s*([\d,]+)\s+\S+:(\S+)", line)
+        if match and match.group(2) not in profile:
+            profile[match.group(2)] = int(match.group(1).replace(",", ""))
+    return profile
+
+
 def inclusive_instructions(callgrind_file, functions=None):
     """{"send": n, "match": n}: FUNCTIONS' (or functions') inclusive
-    instructions in one file."""
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", callgrind_file],
-                          check=True, capture_output=True, text=True).stdout
-    found = {}
-    for line in text.splitlines():
-        for key, function in (functions or FUNCTIONS).items():
-            if re.search(r"[ :]" + re.escape(function) + r"( |$)", line) and key not in found:
-                found[key] = int(line.split()[0].replace(",", ""))
-    return found
+    instructions in one file, in the listing's order (as the records have
+    always had them); a function the file does not hold has no key."""
+    wanted = functions or FUNCTIONS
+    return {key: count for name, count in function_profile(callgrind_file).items()
+            for key, function in wanted.items() if function == name}
 
 
 def valgrind(functions, out_pattern):

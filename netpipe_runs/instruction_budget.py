@@ -26,7 +26,6 @@ usage: python3 -m netpipe_runs.instruction_budget check|record --mpirun MPIRUN -
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -63,20 +62,6 @@ LISTENED_EVENT = {"SPC_LISTEN_EVENT": "ompi_pml_ob1_unexpected_insert"}
 EPSILON = 0.05
 
 
-def function_profile(callgrind_file, inclusive=True):
-    """{function: inclusive (or self) instructions} of one callgrind file."""
-    text = subprocess.run(["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}",
-                           "--threshold=100", callgrind_file],
-                          check=True, capture_output=True, text=True).stdout
-    profile = {}
-    for line in text.splitlines():
-        match = re.match(r"^\s*([\d,]+)\s+\([^)]*\)\s+\S+:(\S+)", line) or \
-            re.match(r"^\s*([\d,]+)\s+\S+:(\S+)", line)
-        if match and match.group(2) not in profile:
-            profile[match.group(2)] = int(match.group(1).replace(",", ""))
-    return profile
-
-
 def per_message(profiles, messages):
     """{function: mean over the ranks' profiles, per message}."""
     return {name: round(sum(p.get(name, 0) for p in profiles) / len(profiles) / messages, 2)
@@ -102,8 +87,8 @@ def measure(mpirun, program, mca, messages, preload=None, environment=None):
             raise SystemExit(f"instruction_budget: {' '.join(command)} failed ({result.returncode}):\n"
                              + result.stdout + result.stderr)
         files = [pattern.replace("%q{OMPI_COMM_WORLD_RANK}", str(rank)) for rank in callgrind_counts.RANKS]
-        functions = per_message([function_profile(f) for f in files], messages)
-        own = per_message([function_profile(f, inclusive=False) for f in files], messages)
+        functions = per_message([callgrind_counts.function_profile(f) for f in files], messages)
+        own = per_message([callgrind_counts.function_profile(f, inclusive=False) for f in files], messages)
     measured = {key: functions.get(function, 0.0) for key, function in callgrind_counts.FUNCTIONS.items()}
     missing = [f for f in callgrind_counts.FUNCTIONS.values() if f not in functions]
     if missing:
