@@ -26,33 +26,58 @@ TIMER = ("import subprocess, sys, time; t = time.perf_counter(); rc = subprocess
 WALL = re.compile(r"^app_runs: wall seconds ([0-9.]+)$", re.M)
 
 
+# What tools/apps/run_apps.py takes from here too: apps.json read, a run's
+# folder, its environment and its physical result.
 def applications():
+    """apps.json's applications (its keys that start with "_" are notes)."""
     with open(APPS_JSON) as f:
         return {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+
+
+def fresh_folder(path, app):
+    """PATH made anew, holding APP's inputs (the applications write their
+    files beside them); PATH."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    for name in app["inputs"]:
+        shutil.copy(os.path.join(INPUTS, name), path)
+    return path
+
+
+def exported_environment(app):
+    """mpirun's options that give every rank APP's environment."""
+    return [x for k, v in app["env"].items() for x in ("-x", f"{k}={v}")]
+
+
+def physical_result(app, folder, stdout):
+    """(APP's physical result, "") of a run in FOLDER that printed STDOUT:
+    its result regex's first group at its last match in its result file;
+    (None, what is missing) if the file or the match is."""
+    spec = app["result"]
+    text = stdout
+    if spec["file"] != "stdout":
+        try:
+            with open(os.path.join(folder, spec["file"]), errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return None, f"no {spec['file']}"
+    found = re.findall(spec["regex"], text, re.M)
+    return (found[-1], "") if found else (None, f"no {spec['name']} in its output")
 
 
 def judge_in(app, folder):
     """The judge of one run: ok with the physical result (and the wall time
     the record keeps) when the job exits 0 and prints its result."""
-    spec = app["result"]
-
     def judge(returncode, stdout, stderr):
         if returncode != 0:
             return "failed", f"exit status {returncode}", None
-        text = stdout
-        if spec["file"] != "stdout":
-            try:
-                with open(os.path.join(folder, spec["file"]), errors="replace") as f:
-                    text = f.read()
-            except OSError:
-                return "failed", f"no {spec['file']}", None
-        found = re.findall(spec["regex"], text, re.M)
-        if not found:
-            return "failed", f"no {spec['name']} in its output", None
+        result, missing = physical_result(app, folder, stdout)
+        if result is None:
+            return "failed", missing, None
         wall = WALL.search(stderr)
         if not wall:
             return "failed", "no wall time from the timer", None
-        return "ok", "", {"physical_result": found[-1], "wall_seconds": float(wall.group(1))}
+        return "ok", "", {"physical_result": result, "wall_seconds": float(wall.group(1))}
     return judge
 
 
@@ -80,11 +105,9 @@ def main():
                 "env": app["env"], "transport": "vader", "ranks": 2, "timeout": args.timeout}
 
     def command(run, config, prefix):
-        # Each run in a folder of its own holding the inputs (the applications
-        # write their files beside them), removed once judged.
-        folder = campaign_run_folder(runs, run, app)
-        xs = [x for k, v in app["env"].items() for x in ("-x", f"{k}={v}")]
-        return ([sys.executable, "-c", TIMER] + lammps_runs.mpirun_command(prefix, config) + xs
+        # Each run in a folder of its own holding the inputs, removed once judged.
+        folder = fresh_folder(runs.path(run, ".d"), app)
+        return ([sys.executable, "-c", TIMER] + lammps_runs.mpirun_command(prefix, config) + exported_environment(app)
                 + ["-wdir", folder, program] + app["args"],
                 judge_in(app, folder), folder)
 
@@ -92,15 +115,6 @@ def main():
                            settings) as runs:
         lammps_runs.execute_all(runs, builds, command, args.timeout)
     print(f"saved: {out}\ntable: /usr/bin/python3 -m analysis.app_report {out}")
-
-
-def campaign_run_folder(runs, run, app):
-    folder = runs.path(run, ".d")
-    shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(folder)
-    for name in app["inputs"]:
-        shutil.copy(os.path.join(INPUTS, name), folder)
-    return folder
 
 
 if __name__ == "__main__":

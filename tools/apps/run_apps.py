@@ -34,7 +34,11 @@ Writes OUT/apps.json (every count, ours and independent, per rank), OUT/apps.md
 OUT/raw.tar.xz (each run's output, CSV and independent counts).
 Exit 1 if a check fails.
 
-usage: /usr/bin/python3 run_apps.py PREFIX LIBRARY OUT [--known known_traffic.f90] [--apps nwchem,elk,abinit]"""
+It reads apps.json, and each run's result, with netpipe_runs/app_runs.py,
+from the repository's root on PYTHONPATH (tools/apps/meson.build sets it).
+
+usage: PYTHONPATH=REPO /usr/bin/python3 run_apps.py PREFIX LIBRARY OUT [--known known_traffic.f90]
+         [--apps nwchem,elk,abinit]"""
 import argparse
 import copy
 import csv
@@ -48,12 +52,12 @@ import subprocess
 import sys
 import time
 
+from netpipe_runs import app_runs
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 CATALOGUE = os.path.join(REPO, "spc", "include", "spc", "catalogue.def")
 NAMES_H = os.path.join(REPO, "spc", "include", "spc", "names.h")
-APPS = os.path.join(HERE, "apps.json")
-INPUTS = os.path.join(HERE, "inputs")
 DEBIAN_MPIRUN = "/usr/bin/mpirun.openmpi"
 RANKS = 2
 
@@ -223,19 +227,6 @@ def known_traffic(source, library, out, timeout):
           flush=True)
 
 
-def parse_result(app, folder, stdout):
-    spec = app["result"]
-    text = stdout
-    if spec["file"] != "stdout":
-        try:
-            with open(os.path.join(folder, spec["file"]), errors="replace") as f:
-                text = f.read()
-        except OSError:
-            return None
-    found = re.findall(spec["regex"], text, re.M)
-    return found[-1] if found else None
-
-
 def run(command, folder, env, timeout):
     print("$", " ".join(command), flush=True)
     clock = time.monotonic()
@@ -252,14 +243,6 @@ def run(command, folder, env, timeout):
     return result.returncode, stdout, seconds
 
 
-def fresh_folder(path, app):
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    for name in app["inputs"]:
-        shutil.copy(os.path.join(INPUTS, name), path)
-    return path
-
-
 def base_env():
     """Ours minus any library path: Debian's mpirun must find Debian's libs."""
     return {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
@@ -270,17 +253,17 @@ def run_app(name, app, prefix, library, out, catalogue, spc_prefix, timeout):
     row = {"application": name, "package": app["package"], "program": program}
     if not check(program is not None, f"{name}: {app['program']} not on PATH (install {app['package']})"):
         return row
-    xs = [x for k, v in app["env"].items() for x in ("-x", f"{k}={v}")]
+    xs = app_runs.exported_environment(app)
 
-    folder = fresh_folder(os.path.join(out, name, "debian"), app)
+    folder = app_runs.fresh_folder(os.path.join(out, name, "debian"), app)
     code, stdout, seconds = run([DEBIAN_MPIRUN, "-np", str(RANKS)] + xs + [program] + app["args"],
                                 folder, base_env(), timeout)
-    reference = parse_result(app, folder, stdout)
+    reference, _ = app_runs.physical_result(app, folder, stdout)
     row["debian"] = {"exit": code, "seconds": round(seconds, 2), "result": reference}
     check(code == 0 and reference is not None, f"{name}: the run with Debian's Open MPI failed or printed no "
           f"{app['result']['name']} (exit {code})")
 
-    folder = fresh_folder(os.path.join(out, name, "ours"), app)
+    folder = app_runs.fresh_folder(os.path.join(out, name, "ours"), app)
     lib = os.path.join(prefix, "lib")
     csv_path = os.path.join(folder, "spc.csv")
     count_prefix = os.path.join(folder, "pmpi_count")
@@ -290,7 +273,7 @@ def run_app(name, app, prefix, library, out, catalogue, spc_prefix, timeout):
          "-x", "LD_LIBRARY_PATH=" + lib, "-x", "LD_PRELOAD=" + library, "-x", "PMPI_COUNT_PREFIX=" + count_prefix]
         + xs + ["--mca", "mpi_spc_attach", "all", "--mca", "mpi_spc_dump_enabled", "true",
                 "--mca", "mpi_spc_dump_file", csv_path, program] + app["args"], folder, env, timeout)
-    result = parse_result(app, folder, stdout)
+    result, _ = app_runs.physical_result(app, folder, stdout)
     row["ours"] = {"exit": code, "seconds": round(seconds, 2), "result": result}
     if not check(code == 0, f"{name}: the run with our build failed (exit {code})"):
         return row
@@ -460,8 +443,7 @@ def main():
     parser.add_argument("--apps", default=None, help="comma list of apps.json's applications (default: all)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds per run (default 120)")
     args = parser.parse_args()
-    with open(APPS) as f:
-        apps = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+    apps = app_runs.applications()
     chosen = args.apps.split(",") if args.apps else list(apps)
     unknown = [a for a in chosen if a not in apps]
     if unknown:
