@@ -1,5 +1,5 @@
-"""Runs one of the Fortran counting programs (counts_mpi.F90, on mpif.h
-with --mpifh, counts_f08.F90) on 2 ranks under our mpirun with every counter on and the
+"""Runs the Fortran counting program (counts.F90, on the binding its
+options choose) on 2 ranks under our mpirun with every counter on and the
 finalize CSV, and checks what it predicts: the program checks its phases'
 counts itself (through PAPI, and through MPI_T with the spc_counters module
 when built by our mpifort) and writes the totals the CSV must hold
@@ -8,7 +8,7 @@ duplicate communicator "fortran dup") to a file per rank; this script
 compares those with the CSV and the per-communicator CSV, each value
 exactly.
 
-usage: /usr/bin/python3 check_counts.py HOW PREFIX SOURCE SCRATCH [--mpifh] [--control]
+usage: /usr/bin/python3 check_counts.py HOW PREFIX SOURCE SCRATCH [--mpifh|--f08] [--control]
   HOW  ours            built by PREFIX/bin/mpifort with the spc_counters module
                        (from $SPC_FORTRAN_HELPER if set, a folder install.sh
                        installed into, else PREFIX)
@@ -21,7 +21,9 @@ usage: /usr/bin/python3 check_counts.py HOW PREFIX SOURCE SCRATCH [--mpifh] [--c
                        Fortran layer over our libmpi; also run plain under
                        Debian's own mpirun and libraries, for the value of
                        MPI_TAG_UB, which must be the same
-  --mpifh    builds SOURCE with -DSPC_MPIFH: counts_mpi.F90 on include 'mpif.h'
+  (neither)  builds SOURCE on `use mpi`: counts_mpi
+  --mpifh    builds SOURCE with -DSPC_MPIFH, on include 'mpif.h': counts_mpifh
+  --f08      builds SOURCE with -DSPC_F08, on `use mpi_f08`: counts_f08
   --control  also runs the program with a planted wrong prediction (rank 0's
              phase A SEND one too many): the program must fail its PAPI
              (and MPI_T) checks, and the CSV comparison must name exactly
@@ -48,6 +50,9 @@ PREDICTED = {"SEND", "RECV", "ISEND", "IRECV", "WAIT", "WAITALL", "TEST", "PROBE
              "BYTES_RECEIVED_USER"}
 PREDICTED_BOUND = {"SEND", "RECV", "BYTES_SENT_USER", "BYTES_RECEIVED_USER", "UNEXPECTED"}
 DUP_NAME = "fortran dup"
+# The options that choose counts.F90's binding: its define, the program's name.
+BINDINGS = {"--mpifh": ("SPC_MPIFH", "counts_mpifh"), "--f08": ("SPC_F08", "counts_f08")}
+USE_MPI = "counts_mpi"
 
 
 def predictions(path):
@@ -132,9 +137,9 @@ def ldd(program, library_path):
     return found
 
 
-def build(how, prefix, source, folder, defines):
-    """Compiles source (-Wall -Werror, -D each of defines) as HOW says; the program's path."""
-    name = "counts_mpifh" if "SPC_MPIFH" in defines else os.path.basename(source).removesuffix(".F90")
+def build(how, prefix, source, folder, name, defines):
+    """Compiles source (-Wall -Werror, -D each of defines) as HOW says into
+    folder/NAME-HOW; its path."""
     program = os.path.join(folder, name + "-" + how)
     papi = ["-I/usr/include", "-lpapi"] + ["-D" + define for define in defines]
     if how == "ours":
@@ -191,17 +196,18 @@ def debian_fortran_folder(folder):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a not in ("--control", "--mpifh")]
+    args = [a for a in sys.argv[1:] if a != "--control" and a not in BINDINGS]
     control = "--control" in sys.argv[1:]
-    defines = ["SPC_MPIFH"] if "--mpifh" in sys.argv[1:] else []
-    if len(args) != 4 or args[0] not in ("ours", "debian", "debian-fortran"):
+    bindings = [BINDINGS[a] for a in sys.argv[1:] if a in BINDINGS]
+    if len(args) != 4 or args[0] not in ("ours", "debian", "debian-fortran") or len(bindings) > 1:
         sys.exit(__doc__)
+    defines, name = ([bindings[0][0]], bindings[0][1]) if bindings else ([], USE_MPI)
     how, prefix, source, scratch = args
     prefix = os.path.realpath(prefix)
     ours = os.path.join(prefix, "lib")
     os.makedirs(scratch, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=scratch) as folder:
-        program = build(how, prefix, source, folder, defines)
+        program = build(how, prefix, source, folder, name, defines)
         library_path = ours
         if how != "ours":
             fortran = check_debian_binary(program, prefix)

@@ -1,8 +1,11 @@
-! Exact SPC counts from a Fortran program on the `use mpi_f08` binding
-! (derived-type handles, optional ierror, ASYNCHRONOUS buffers), on 2
-! ranks; the same traffic and predictions as counts_f08.F90, made through
-! this binding.  Three phases of traffic, each with the
-! counts this program predicts for it, read inside the program through PAPI
+! Exact SPC counts from a Fortran program on 2 ranks: the same traffic and
+! predictions through each of Open MPI's three Fortran bindings, one chosen
+! when built: the `use mpi` binding (the module mpi, ignore-TKR interfaces),
+! with -DSPC_MPIFH the mpif.h binding (include 'mpif.h'), with -DSPC_F08
+! the `use mpi_f08` binding (derived-type handles, optional ierror,
+! ASYNCHRONOUS buffers); it names itself counts_f08 on mpi_f08, counts_mpi
+! on the other two.  Three phases of traffic, each with
+! the counts this program predicts for it, read inside the program through PAPI
 ! (sde:::ompi_spc::OMPI_SPC_*, PAPIF_*) and, built with -DSPC_HELPER,
 ! through MPI_T (module spc_counters of libspc_fortran):
 !   A  point-to-point on MPI_COMM_WORLD: rank 0 sends NPING pings of summed
@@ -32,18 +35,45 @@
 ! PREDICTIONS.RANK, or to standard output without PREDICTIONS (where the
 ! ranks' lines and the finalize report may interleave).
 !
-! usage: counts_f08 [count|plant|plain [PREDICTIONS]]
+! usage: counts_mpi|counts_f08 [count|plant|plain [PREDICTIONS]]
 !   count  (default) the counts above; exit status 1 if one differs
 !   plant  the same with rank 0's phase A SEND predicted one too many: the
 !          checks must fail (the control of the checker)
 !   plain  no counters at all (any Open MPI): the traffic and its data checks
-program counts_f08
+
+! What the bindings spell differently, spelled here once.  HANDLE(MPI_Comm)
+! declares a handle: an integer, on mpi_f08 that derived type;
+! HANDLE_VALUE(h) is its integer, what the spc_counters helper takes.  The
+! error argument, the last on mpi and mpif.h, is optional on mpi_f08 and
+! left out there, as its users may: IERR after other arguments, IERR_ALONE
+! alone.  ASYNC: the attribute mpi_f08 asks of nonblocking calls' buffers.
+#ifdef SPC_F08
+#define HANDLE(f08_type) type(f08_type)
+#define HANDLE_VALUE(handle) handle%MPI_VAL
+#define IERR
+#define IERR_ALONE
+#define ASYNC , asynchronous
+#else
+#define HANDLE(f08_type) integer
+#define HANDLE_VALUE(handle) handle
+#define IERR , ierr
+#define IERR_ALONE ierr
+#define ASYNC
+#endif
+program counts
   use, intrinsic :: iso_fortran_env, only: output_unit
+#if defined(SPC_F08)
   use mpi_f08
+#elif !defined(SPC_MPIFH)
+  use mpi
+#endif
 #ifdef SPC_HELPER
   use spc_counters
 #endif
   implicit none
+#ifdef SPC_MPIFH
+  include 'mpif.h'
+#endif
   include 'f90papi.h'
 
   integer, parameter :: NPING = 20, K = 6, KD = 4, NBCAST = 3, NALLRED = 2, NBARRIER = 2
@@ -62,18 +92,24 @@ program counts_f08
   integer, parameter :: NB = 5
   integer, parameter :: bound(NB) = [C_SEND, C_RECV, C_SENT, C_RECEIVED, C_UNEXPECTED]
   integer(8), parameter :: UNPREDICTED = -1
+#ifdef SPC_F08
+  character(len=*), parameter :: program_name = 'counts_f08'
+#else
+  character(len=*), parameter :: program_name = 'counts_mpi'
+  integer :: ierr
+#endif
 
   integer :: rank, nranks, other, i, kk, c, nfail, offset
-  type(MPI_Comm) :: dup
-  type(MPI_Win) :: win
-  type(MPI_Group) :: group
-  type(MPI_Request) :: ready_req, dup_ready_req, isend_req, req20, req22, ping_req(NPING)
-  type(MPI_Request) :: done_a_req, go_b_req, done_c_req, go_end_req
-  type(MPI_Datatype) :: types(2)
+  HANDLE(MPI_Comm) :: dup
+  HANDLE(MPI_Win) :: win
+  HANDLE(MPI_Group) :: group
+  HANDLE(MPI_Request) :: ready_req, dup_ready_req, isend_req, req20, req22, ping_req(NPING)
+  HANDLE(MPI_Request) :: done_a_req, go_b_req, done_c_req, go_end_req
+  HANDLE(MPI_Datatype) :: types(2)
   integer :: group_size, eventset, check
   integer :: ping_count(NPING), ping_offset(NPING + 1)
-  integer, allocatable, asynchronous :: pingbuf(:)
-  integer, asynchronous :: ready_buf(1), turn_buf(1), dup_buf(3), after_buf(1), origin(NPUT), got(NGET), w(NWIN)
+  integer, allocatable ASYNC :: pingbuf(:)
+  integer ASYNC :: ready_buf(1), turn_buf(1), dup_buf(3), after_buf(1), origin(NPUT), got(NGET), w(NWIN)
   integer :: late_buf(1), dup_late(2 * KD)
   integer :: bcast_buf(5), sum_in(2), sum_out(2)
   integer :: a2a_send(5), a2a_recv(5), scounts(2), sdispls(2), rcounts(2), rdispls(2)
@@ -99,19 +135,19 @@ program counts_f08
   predictions = ''
   if (command_argument_count() >= 2) call get_command_argument(2, predictions)
   if (mode /= 'count' .and. mode /= 'plant' .and. mode /= 'plain') then
-    print '(a)', 'usage: counts_f08 [count|plant|plain [PREDICTIONS]]'
+    print '(a)', 'usage: ' // program_name // ' [count|plant|plain [PREDICTIONS]]'
     stop 2
   end if
   counting = mode /= 'plain'
   plant = mode == 'plant'
   nfail = 0
 
-  call MPI_Init()
-  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
-  call MPI_Comm_size(MPI_COMM_WORLD, nranks)
+  call MPI_Init(IERR_ALONE)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank IERR)
+  call MPI_Comm_size(MPI_COMM_WORLD, nranks IERR)
   if (nranks /= 2) then
-    print '(a)', 'counts_f08 runs on 2 ranks'
-    call MPI_Abort(MPI_COMM_WORLD, 2)
+    print '(a)', program_name // ' runs on 2 ranks'
+    call MPI_Abort(MPI_COMM_WORLD, 2 IERR)
   end if
   other = 1 - rank
   if (rank == 0) call print_libraries()
@@ -120,7 +156,7 @@ program counts_f08
   done_c_req = MPI_REQUEST_NULL
   go_end_req = MPI_REQUEST_NULL
   ! which libmpi runs this program (ours says "ompi-spc")
-  call MPI_Get_library_version(version, version_len)
+  call MPI_Get_library_version(version, version_len IERR)
   if (rank == 0) print '(2a)', 'library ', version(1:index(version(1:version_len) // new_line('a'), new_line('a')) - 1)
 
   ! --- what each phase makes this rank count --------------------------------
@@ -192,40 +228,40 @@ program counts_f08
     pingbuf = -1
     do i = 1, NPING
       call MPI_Irecv(pingbuf(ping_offset(i) + 1), ping_count(i), MPI_INTEGER, 0, PING_TAG, &
-                     MPI_COMM_WORLD, ping_req(i))
+                     MPI_COMM_WORLD, ping_req(i) IERR)
     end do
-    call MPI_Irecv(turn_buf, 0, MPI_INTEGER, 0, GO_TAG, MPI_COMM_WORLD, go_b_req)
+    call MPI_Irecv(turn_buf, 0, MPI_INTEGER, 0, GO_TAG, MPI_COMM_WORLD, go_b_req IERR)
   else
     do i = 1, NPING
       pingbuf(ping_offset(i) + 1:ping_offset(i + 1)) = i
     end do
-    call MPI_Irecv(ready_buf, 0, MPI_INTEGER, 1, READY_TAG, MPI_COMM_WORLD, ready_req)
-    call MPI_Irecv(turn_buf, 0, MPI_INTEGER, 1, DONE_TAG, MPI_COMM_WORLD, done_a_req)
+    call MPI_Irecv(ready_buf, 0, MPI_INTEGER, 1, READY_TAG, MPI_COMM_WORLD, ready_req IERR)
+    call MPI_Irecv(turn_buf, 0, MPI_INTEGER, 1, DONE_TAG, MPI_COMM_WORLD, done_a_req IERR)
   end if
-  call MPI_Barrier(MPI_COMM_WORLD)
+  call MPI_Barrier(MPI_COMM_WORLD IERR)
   if (counting) call start_counters()
 
   ! --- phase A ---------------------------------------------------------------
   if (rank == 0) then
-    call MPI_Wait(ready_req, MPI_STATUS_IGNORE)
+    call MPI_Wait(ready_req, MPI_STATUS_IGNORE IERR)
     do i = 1, NPING
       call MPI_Send(pingbuf(ping_offset(i) + 1), ping_count(i), MPI_INTEGER, 1, PING_TAG, &
-                    MPI_COMM_WORLD)
+                    MPI_COMM_WORLD IERR)
     end do
     do kk = 0, K - 1
       late_buf(1) = kk
-      call MPI_Send(late_buf, 1, MPI_INTEGER, 1, LATE_TAG + kk, MPI_COMM_WORLD)
+      call MPI_Send(late_buf, 1, MPI_INTEGER, 1, LATE_TAG + kk, MPI_COMM_WORLD IERR)
     end do
   else
-    call MPI_Send(ready_buf, 0, MPI_INTEGER, 0, READY_TAG, MPI_COMM_WORLD)
-    call MPI_Waitall(NPING, ping_req, MPI_STATUSES_IGNORE)
+    call MPI_Send(ready_buf, 0, MPI_INTEGER, 0, READY_TAG, MPI_COMM_WORLD IERR)
+    call MPI_Waitall(NPING, ping_req, MPI_STATUSES_IGNORE IERR)
     do i = 1, NPING
       call expect(all(pingbuf(ping_offset(i) + 1:ping_offset(i + 1)) == i), 'ping payload')
     end do
-    call MPI_Probe(0, LATE_TAG + K - 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+    call MPI_Probe(0, LATE_TAG + K - 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE IERR)
     do kk = K - 1, 0, -1
       call MPI_Recv(late_buf, 1, MPI_INTEGER, 0, LATE_TAG + kk, MPI_COMM_WORLD, &
-                    MPI_STATUS_IGNORE)
+                    MPI_STATUS_IGNORE IERR)
       call expect(late_buf(1) == kk, 'late payload')
     end do
   end if
@@ -233,17 +269,17 @@ program counts_f08
   call hand_over(done_a_req, go_b_req)
 
   ! --- phase B ---------------------------------------------------------------
-  call MPI_Comm_dup(MPI_COMM_WORLD, dup)
-  call MPI_Comm_set_name(dup, 'fortran dup')
+  call MPI_Comm_dup(MPI_COMM_WORLD, dup IERR)
+  call MPI_Comm_set_name(dup, 'fortran dup' IERR)
   do i = 1, NBCAST
     if (rank == 0) bcast_buf = [(10 * i + kk, kk = 1, 5)]
     if (rank == 1) bcast_buf = 0
-    call MPI_Bcast(bcast_buf, 5, MPI_INTEGER, 0, MPI_COMM_WORLD)
+    call MPI_Bcast(bcast_buf, 5, MPI_INTEGER, 0, MPI_COMM_WORLD IERR)
     call expect(all(bcast_buf == [(10 * i + kk, kk = 1, 5)]), 'bcast data')
   end do
   do i = 1, NALLRED
     sum_in = [rank + i, 10 * rank]
-    call MPI_Allreduce(sum_in, sum_out, 2, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+    call MPI_Allreduce(sum_in, sum_out, 2, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD IERR)
     call expect(all(sum_out == [1 + 2 * i, 10]), 'allreduce sum')
   end do
   ! alltoallw: rank r sends r+j+1 integers to rank j, at byte displacements
@@ -263,7 +299,7 @@ program counts_f08
   end do
   a2a_recv = -1
   call MPI_Alltoallw(a2a_send, scounts, sdispls, types, a2a_recv, rcounts, rdispls, types, &
-                     MPI_COMM_WORLD)
+                     MPI_COMM_WORLD IERR)
   offset = 0
   do i = 0, 1
     do kk = 1, rcounts(i + 1)
@@ -276,89 +312,89 @@ program counts_f08
   origin = [(1000 * rank + i, i = 1, NPUT)]
   got = -1
   win_size = 4 * NWIN
-  call MPI_Win_create(w, win_size, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win)
-  call MPI_Win_fence(0, win)
+  call MPI_Win_create(w, win_size, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win IERR)
+  call MPI_Win_fence(0, win IERR)
   do i = 1, NPUT
     disp = i - 1
-    call MPI_Put(origin(i), 1, MPI_INTEGER, other, disp, 1, MPI_INTEGER, win)
+    call MPI_Put(origin(i), 1, MPI_INTEGER, other, disp, 1, MPI_INTEGER, win IERR)
   end do
   do i = 1, NGET
     disp = 4 + i
-    call MPI_Get(got(i), 1, MPI_INTEGER, other, disp, 1, MPI_INTEGER, win)
+    call MPI_Get(got(i), 1, MPI_INTEGER, other, disp, 1, MPI_INTEGER, win IERR)
   end do
-  call MPI_Win_fence(0, win)
+  call MPI_Win_fence(0, win IERR)
   call MPI_F_sync_reg(w)
   call MPI_F_sync_reg(got)
   call expect(all(w(1:NPUT) == [(1000 * other + i, i = 1, NPUT)]), 'put data')
   call expect(all(w(NPUT + 1:) == [(100 * rank + i, i = NPUT + 1, NWIN)]), 'window beyond the puts')
   call expect(all(got == [(100 * other + 5 + i, i = 1, NGET)]), 'get data')
-  call MPI_Win_free(win)
+  call MPI_Win_free(win IERR)
   ! an attribute and a group, read through the Fortran layer's own code
-  call MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, tag_ub, flag)
+  call MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, tag_ub, flag IERR)
   call expect(flag .and. tag_ub >= 32767, 'MPI_TAG_UB')
   if (rank == 0) print '(a, i0)', 'tag_ub ', tag_ub
-  call MPI_Comm_group(dup, group)
-  call MPI_Group_size(group, group_size)
+  call MPI_Comm_group(dup, group IERR)
+  call MPI_Group_size(group, group_size IERR)
   call expect(group_size == 2, 'group size')
-  call MPI_Group_free(group)
+  call MPI_Group_free(group IERR)
   ! an attribute of our own: keyval and attribute code of the Fortran layer
   extra_state = 0
-  call MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, keyval, extra_state)
+  call MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, keyval, extra_state IERR)
   attr_val = 4242 + rank
-  call MPI_Comm_set_attr(dup, keyval, attr_val)
+  call MPI_Comm_set_attr(dup, keyval, attr_val IERR)
   attr_val = 0
-  call MPI_Comm_get_attr(dup, keyval, attr_val, flag)
+  call MPI_Comm_get_attr(dup, keyval, attr_val, flag IERR)
   call expect(flag .and. attr_val == 4242 + rank, 'own attribute')
-  call MPI_Comm_delete_attr(dup, keyval)
-  call MPI_Comm_free_keyval(keyval)
+  call MPI_Comm_delete_attr(dup, keyval IERR)
+  call MPI_Comm_free_keyval(keyval IERR)
   ! an error the Fortran layer raises itself (a string over
   ! MPI_MAX_ERROR_STRING) through MPI_COMM_WORLD's error handler
-  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
+  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN IERR)
   long_string = repeat('x', len(long_string))
   call MPI_Add_error_string(MPI_ERR_LASTCODE, long_string, err_code)
   call expect(err_code == MPI_ERR_ARG, 'error returned by the Fortran layer')
-  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL)
+  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL IERR)
   ! the receives of phase C, posted before its sends can start
   if (rank == 0) then
-    call MPI_Irecv(ready_buf, 0, MPI_INTEGER, 1, READY_TAG, dup, dup_ready_req)
-    call MPI_Irecv(turn_buf, 0, MPI_INTEGER, 1, DONE_TAG, MPI_COMM_WORLD, done_c_req)
+    call MPI_Irecv(ready_buf, 0, MPI_INTEGER, 1, READY_TAG, dup, dup_ready_req IERR)
+    call MPI_Irecv(turn_buf, 0, MPI_INTEGER, 1, DONE_TAG, MPI_COMM_WORLD, done_c_req IERR)
   else
-    call MPI_Irecv(turn_buf, 0, MPI_INTEGER, 0, GO_TAG, MPI_COMM_WORLD, go_end_req)
+    call MPI_Irecv(turn_buf, 0, MPI_INTEGER, 0, GO_TAG, MPI_COMM_WORLD, go_end_req IERR)
     dup_buf = 0
     after_buf = 0
-    call MPI_Irecv(dup_buf, 3, MPI_INTEGER, 0, ISEND_TAG, dup, req20)
-    call MPI_Irecv(after_buf, 1, MPI_INTEGER, 0, AFTER_TAG, dup, req22)
+    call MPI_Irecv(dup_buf, 3, MPI_INTEGER, 0, ISEND_TAG, dup, req20 IERR)
+    call MPI_Irecv(after_buf, 1, MPI_INTEGER, 0, AFTER_TAG, dup, req22 IERR)
   end if
   do i = 1, NBARRIER
-    call MPI_Barrier(MPI_COMM_WORLD)
+    call MPI_Barrier(MPI_COMM_WORLD IERR)
   end do
   if (counting) call checkpoint(2)
 
   ! --- phase C, on the duplicate ---------------------------------------------
   if (counting) call start_bound()
   if (rank == 0) then
-    call MPI_Wait(dup_ready_req, MPI_STATUS_IGNORE)
+    call MPI_Wait(dup_ready_req, MPI_STATUS_IGNORE IERR)
     dup_buf = [7, 8, 9]
-    call MPI_Isend(dup_buf, 3, MPI_INTEGER, 1, ISEND_TAG, dup, isend_req)
+    call MPI_Isend(dup_buf, 3, MPI_INTEGER, 1, ISEND_TAG, dup, isend_req IERR)
     after_buf = 10
-    call MPI_Send(after_buf, 1, MPI_INTEGER, 1, AFTER_TAG, dup)
-    call MPI_Wait(isend_req, MPI_STATUS_IGNORE)
+    call MPI_Send(after_buf, 1, MPI_INTEGER, 1, AFTER_TAG, dup IERR)
+    call MPI_Wait(isend_req, MPI_STATUS_IGNORE IERR)
     do kk = 0, KD - 1
       dup_late(1:2 * kk + 1) = kk
-      call MPI_Send(dup_late, 2 * kk + 1, MPI_INTEGER, 1, DUP_LATE_TAG + kk, dup)
+      call MPI_Send(dup_late, 2 * kk + 1, MPI_INTEGER, 1, DUP_LATE_TAG + kk, dup IERR)
     end do
   else
-    call MPI_Send(ready_buf, 0, MPI_INTEGER, 0, READY_TAG, dup)
-    call MPI_Wait(req22, MPI_STATUS_IGNORE)
+    call MPI_Send(ready_buf, 0, MPI_INTEGER, 0, READY_TAG, dup IERR)
+    call MPI_Wait(req22, MPI_STATUS_IGNORE IERR)
     ! matched in order: the Isend's eager message is in when the later one is
-    call MPI_Test(req20, flag, MPI_STATUS_IGNORE)
+    call MPI_Test(req20, flag, MPI_STATUS_IGNORE IERR)
     call expect(flag, 'MPI_Test of the earlier message')
     call expect(all(dup_buf == [7, 8, 9]) .and. after_buf(1) == 10, 'duplicate payload')
-    call MPI_Probe(0, DUP_LATE_TAG + KD - 1, dup, MPI_STATUS_IGNORE)
+    call MPI_Probe(0, DUP_LATE_TAG + KD - 1, dup, MPI_STATUS_IGNORE IERR)
     do kk = KD - 1, 0, -1
       dup_late = -1
       call MPI_Recv(dup_late, 2 * kk + 1, MPI_INTEGER, 0, DUP_LATE_TAG + kk, dup, &
-                    MPI_STATUS_IGNORE)
+                    MPI_STATUS_IGNORE IERR)
       call expect(all(dup_late(1:2 * kk + 1) == kk), 'late payload on the duplicate')
     end do
   end if
@@ -384,14 +420,14 @@ program counts_f08
     end do
     if (unit /= output_unit) close(unit)
   end if
-  call MPI_Comm_free(dup)
+  call MPI_Comm_free(dup IERR)
   deallocate(pingbuf)
   if (nfail == 0) then
     print '(a, i0, a)', 'rank ', rank, ': all checks passed'
   else
     print '(a, i0, a, i0, a)', 'rank ', rank, ': ', nfail, ' checks failed'
   end if
-  call MPI_Finalize()
+  call MPI_Finalize(IERR_ALONE)
   if (nfail /= 0) stop 1
 
 contains
@@ -399,13 +435,13 @@ contains
   ! Rank 1, done counting a phase, says so; rank 0 waits for that, then
   ! lets rank 1 go on.  Each message meets a receive posted a phase before.
   subroutine hand_over(done_req, go_req)
-    type(MPI_Request), intent(inout) :: done_req, go_req
+    HANDLE(MPI_Request), intent(inout) :: done_req, go_req
     if (rank == 1) then
-      call MPI_Send(turn_buf, 0, MPI_INTEGER, 0, DONE_TAG, MPI_COMM_WORLD)
-      call MPI_Wait(go_req, MPI_STATUS_IGNORE)
+      call MPI_Send(turn_buf, 0, MPI_INTEGER, 0, DONE_TAG, MPI_COMM_WORLD IERR)
+      call MPI_Wait(go_req, MPI_STATUS_IGNORE IERR)
     else
-      call MPI_Wait(done_req, MPI_STATUS_IGNORE)
-      call MPI_Send(turn_buf, 0, MPI_INTEGER, 1, GO_TAG, MPI_COMM_WORLD)
+      call MPI_Wait(done_req, MPI_STATUS_IGNORE IERR)
+      call MPI_Send(turn_buf, 0, MPI_INTEGER, 1, GO_TAG, MPI_COMM_WORLD IERR)
     end if
   end subroutine hand_over
 
@@ -443,7 +479,7 @@ contains
     character(len=*), intent(in) :: what
     if (check /= PAPI_OK) then
       print '(a, i0, a, a, a, i0)', 'rank ', rank, ': ', what, ' failed: PAPI error ', check
-      call MPI_Abort(MPI_COMM_WORLD, 2)
+      call MPI_Abort(MPI_COMM_WORLD, 2 IERR)
     end if
   end subroutine papi_checked
 
@@ -453,7 +489,7 @@ contains
     call PAPIF_library_init(check)
     if (check /= PAPI_VER_CURRENT) then
       print '(a, i0)', 'PAPIF_library_init: ', check
-      call MPI_Abort(MPI_COMM_WORLD, 2)
+      call MPI_Abort(MPI_COMM_WORLD, 2 IERR)
     end if
     eventset = PAPI_NULL
     call PAPIF_create_eventset(eventset, check)
@@ -477,7 +513,7 @@ contains
   subroutine start_bound()
 #ifdef SPC_HELPER
     do c = 1, NB
-      call spc_counter_start(names(bound(c)), mpit_bound(c), check, comm=dup%MPI_VAL)
+      call spc_counter_start(names(bound(c)), mpit_bound(c), check, comm=HANDLE_VALUE(dup))
       call helper_ok('spc_counter_start ' // trim(names(bound(c))) // ' bound to the duplicate')
     end do
 #endif
@@ -547,9 +583,9 @@ contains
     if (check /= SPC_COUNTER_OK) then
       call spc_counter_error(message)
       print '(a, i0, 4a)', 'rank ', rank, ': ', what, ': ', trim(message)
-      call MPI_Abort(MPI_COMM_WORLD, 2)
+      call MPI_Abort(MPI_COMM_WORLD, 2 IERR)
     end if
   end subroutine helper_ok
 #endif
 
-end program counts_f08
+end program counts
