@@ -82,7 +82,11 @@ bool ompi_spc_comm_all;
 static struct ompi_spc_comm_record *comm_records;
 static int num_comm_records, comm_records_capacity;
 /* Between MPI_Init and MPI_Finalize.  MPI_T outlives MPI_Finalize, and with
- * it the handles a tool still holds: reads then fail cleanly. */
+ * it the handles a tool still holds: the process-wide variables then read
+ * their final values (the core's, which MPI_Finalize leaves as they are),
+ * the tool's usual last reads (issue 37); nothing starts counting any more,
+ * and variables bound to a communicator, whose communicators are gone, fail
+ * cleanly. */
 static bool spc_running;
 
 static int pvar_class(spc_kind kind)
@@ -128,9 +132,6 @@ static bool is_watermark(int id)
 static int spc_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj_handle)
 {
     int id = (int)(intptr_t)pvar->ctx;
-    if (!spc_running) {
-        return OPAL_ERR_NOT_AVAILABLE;  /* MPI_T_ERR_INVALID (mpit_common.c:75-91) */
-    }
     if (is_watermark(id) && NULL != obj_handle) {
         struct watermark_handle *entry = entry_of(obj_handle);
         if (NULL == entry) {
@@ -317,12 +318,12 @@ static void create_storage(ompi_communicator_t *comm) { (void)storage_of(comm, t
 static int traffic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj_handle)
 {
     int id = (int)(intptr_t)pvar->ctx;
-    if (!spc_running) {
-        return OPAL_ERR_NOT_AVAILABLE;
-    }
     if (id >= FIRST_HISTOGRAM) {
         spc_histogram_read(NULL, id - FIRST_HISTOGRAM, (uint64_t *)value);
         return OPAL_SUCCESS;
+    }
+    if (!spc_running) {
+        return OPAL_ERR_NOT_AVAILABLE;  /* MPI_T_ERR_INVALID (mpit_common.c:75-91) */
     }
     struct spc_comm *storage = storage_of(obj_handle, false);
     if (NULL == storage) {
