@@ -66,13 +66,15 @@ timed() {
     return $status
 }
 
-# ./test.sh's second Open MPI (5.0.7), built at the lowest priority while the
-# smoke runs: it takes only what the smoke leaves idle (a configure is one
-# process; the smoke's steps wait on each other), and ./test.sh then finds it
-# built or waits for it (build_ompi.sh's lock).  Not a measurement either way.
+# ./test.sh's second Open MPI (5.0.7), built while the smoke runs, in a
+# session of its own: the kernel shares the CPU between sessions
+# (autogroups), so the two builds at the start go side by side, each using
+# what the other leaves idle (a configure is one process), and ./test.sh
+# then finds it built or waits for it (build_ompi.sh's lock).  The smoke is
+# not a measurement, so nothing it says is disturbed.
 prebuild=
 if [ "$smoke_only" = false ]; then
-    (cd "$clone" && exec setsid -w nice -n 19 ompi_patches/build_ompi.sh --ompi 5.0.7 spc) \
+    (cd "$clone" && exec setsid -w ompi_patches/build_ompi.sh --ompi 5.0.7 spc) \
         >"$scratch/prebuild-5.0.7.log" 2>&1 &
     prebuild=$!
     trap 'kill -TERM -- -"$prebuild" 2>/dev/null' EXIT
