@@ -17,6 +17,8 @@
 #   --keep        keep the clone and its caches (default: removed if all passed)
 #   --smoke-only  run.sh only, not test.sh
 set -uo pipefail
+{ # Parsed whole before it runs: bash reads a script as it goes, and an edit
+  # to this file during a run (CI takes an hour cold) once broke one.
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; }
 
@@ -122,3 +124,5 @@ else
 fi
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
+exit
+}
