@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(meson ninja-build g++ gfortran pkg-config python3 binutils git libgtest-dev libbenchmark-dev
           make patch xz-utils ccache flex libhwloc-dev libevent-dev
+          libucx-dev libfabric-dev libpsm2-dev libibverbs-dev
           libpapi-dev papi-tools libsde1 python3-pandas python3-matplotlib valgrind gdb
           libncurses-dev libcpp-httplib-dev iproute2)
 # Debian's own Open MPI 4.1.4 and programs built against it, which the tests

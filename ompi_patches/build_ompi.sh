@@ -111,16 +111,21 @@ fi
 # Fortran as Debian's libopenmpi3 has it (gfortran 12, all three bindings,
 # default integer size and extensions), so that our Fortran libraries are
 # drop-ins for Debian's; =all makes configure fail if a binding cannot be built.
+# The fast networks as Debian's build has them (debian/rules: --with-ucx,
+# --with-verbs, --with-libfabric, --with-psm2), so that pml ucx and pml cm
+# with mtl ofi or psm2 are there where clusters select them; "with" rather
+# than configure's default "if found", so that a missing library fails the
+# build instead of silently dropping the component.
 configure_flags=(
     --enable-mpi-fortran=all --disable-oshmem --disable-mpi-java
-    --without-ucx --without-verbs --without-ofi --without-psm2 --without-cuda
+    --with-ucx --with-verbs --with-ofi --with-psm2 --without-cuda
     --with-hwloc=external --with-libevent=external --disable-dlopen
     "--with-package-string=Open MPI $ompi_version (ompi-spc $variant)"
 )
 if [ "$ompi_version" = 5.0.7 ]; then
     kept=()
     for flag in "${configure_flags[@]}"; do
-        [ "$flag" = --without-verbs ] || kept+=("$flag")
+        [ "$flag" = --with-verbs ] || kept+=("$flag")   # 5.0 has no verbs components
     done
     configure_flags=("${kept[@]}" --with-pmix=internal --with-prrte=internal)
 fi
