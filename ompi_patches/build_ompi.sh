@@ -281,12 +281,16 @@ ccache_before=$(ccache_counts)
 # the check_ ones), as that folder's Makefile lists them (10 s).  The dry
 # run's own compile commands fall about 700 short on 4.1.4: its recursion
 # cannot see the convenience libraries a real run makes first, so it gives
-# up early in ompi/mpi/fortran/use-mpi-f08.
+# up early in ompi/mpi/fortran/use-mpi-f08.  A target named through a
+# configure substitution (lib@OPAL_LIB_NAME@mca_common_ucx.la) keeps the
+# substitution's hyphen in its variables' names (automake canonicalizes
+# only the literal part), so both spellings are looked up.
 planned_compiles() {
     local counter=$work/count-objects.mk
     # shellcheck disable=SC2016 # make's own $(...), not the shell's
     printf '%s\n' 'spc_canon = $(subst +,_,$(subst /,_,$(subst .,_,$(subst -,_,$(1)))))' \
-        'spc-objects: ; @echo $(words $(sort $(foreach t,$(LTLIBRARIES) $(LIBRARIES) $(PROGRAMS),$($(call spc_canon,$(t))_OBJECTS))))' \
+        'spc_canon_dash = $(subst +,_,$(subst /,_,$(subst .,_,$(1))))' \
+        'spc-objects: ; @echo $(words $(sort $(foreach t,$(LTLIBRARIES) $(LIBRARIES) $(PROGRAMS),$($(call spc_canon,$(t))_OBJECTS) $($(call spc_canon_dash,$(t))_OBJECTS))))' \
         >"$counter"
     # the dry run ends non-zero (see above): its folders are all it is for
     { make -n -k 2>/dev/null || true; } | sed -n "s/.*Entering directory '\(.*\)'$/\1/p" | sort -u |
