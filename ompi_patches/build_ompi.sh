@@ -210,7 +210,20 @@ install_tools() {
 }
 tools_current() { [ -z "$tools_hash" ] || [ "$(cat "$prefix/.tools-built" 2>/dev/null)" = "$tools_hash" ]; }
 
+# install_defaults: ompi_patches/openmpi-mca-params.conf (Debian's defaults
+# for the fast networks) as the last block of the prefix's MCA parameter
+# file, in place of the one it had; every variant, also a current one.
+install_defaults() {
+    local file=$prefix/etc/openmpi-mca-params.conf ours=$repo/ompi_patches/openmpi-mca-params.conf
+    [ -f "$file" ] || return 0
+    if [ "$(sed -n '/^# ompi-spc: Open MPI/,$p' "$file")" != "$(cat "$ours")" ]; then
+        sed -i '/^# ompi-spc: Open MPI/,$d' "$file"
+        cat "$ours" >>"$file"
+    fi
+}
+
 if [ -f "$prefix/.built" ] && [ "$(cat "$prefix/.built")" = "$hash" ]; then
+    [ "$mode" = build ] && install_defaults
     if ! tools_current; then
         if [ "$mode" = cached ]; then
             echo "build_ompi.sh: the tools in $prefix are not current (Open MPI is);" \
@@ -385,6 +398,7 @@ cat >"$prefix/build-info.json" <<INFO
  "ccache": {$(ccache_delta "$ccache_before")}}
 INFO
 echo "$hash" >"$prefix/.built"
+install_defaults
 [ -n "$tools_hash" ] && install_tools
 say "done in $(($(date +%s) - started)) s"
 echo "$prefix"
