@@ -22,11 +22,13 @@
 
 #include "ompi/runtime/ompi_spc_ompi.h"
 #include OMPI_SPC_RTE_HEADER
+#include "ompi/mca/pml/base/base.h" /* mca_pml_base_selected_component */
 #include "ompi/mpi/tool/mpit-internal.h"
 #include "ompi/runtime/mpiruntime.h"
 #include "ompi/runtime/ompi_spc.h"
 #include "ompi/runtime/ompi_spc_events.h"
 #include "ompi/runtime/ompi_spc_hooks.h"
+#include "ompi/runtime/ompi_spc_pmls.h"
 #include OMPI_SPC_MUTEX_HEADER /* opal_using_threads */
 #include "ompi/runtime/params.h"
 #include "opal/mca/base/mca_base_pvar.h"
@@ -439,6 +441,52 @@ void ompi_spc_comm_freed(struct ompi_communicator_t *comm)
     ompi_mpit_unlock();
 }
 
+/* The PMLs that count each counter counted below the MPI bindings;
+ * NULL: the MPI layer counts it, under any PML. */
+static const char *const pmls_counting[OMPI_SPC_NUM_COUNTERS] = {
+#define OMPI_SPC_PML_COUNTS(name, pmls) [OMPI_SPC_##name] = pmls,
+#include "ompi/runtime/ompi_spc_pmls.def"
+};
+
+const char *ompi_spc_pml(void)
+{
+    return mca_pml_base_selected_component.pmlm_version.mca_component_name;
+}
+
+/* Whether word is one of list's words (separated by spaces). */
+static bool is_word_of(const char *word, const char *list)
+{
+    const size_t length = strlen(word);
+    for (const char *at = strstr(list, word); 0 != length && NULL != at; at = strstr(at + length, word)) {
+        if ((at == list || ' ' == at[-1]) && ('\0' == at[length] || ' ' == at[length])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ompi_spc_pml_counts(int id)
+{
+    return NULL == pmls_counting[id] || !is_word_of(ompi_spc_pml(), OMPI_SPC_PMLS_KNOWN) ||
+           is_word_of(ompi_spc_pml(), pmls_counting[id]);
+}
+
+/* Whether the job's PML counts traffic variable id: a communicator's
+ * counter if it counts the counter and keeps communicators' storage (a
+ * level also needs its levels), a per-peer array or a histogram if it
+ * keeps the storage. */
+static bool pml_counts_traffic(int id)
+{
+    if (NULL == ompi_spc_comm_storage) {
+        return false;
+    }
+    if (id >= FIRST_PEER) {
+        return true;
+    }
+    return ompi_spc_pml_counts(spc_comm_counter_infos[id].counter) &&
+           (!is_comm_level(id) || NULL != ompi_spc_comm_level);
+}
+
 /* Name (after its prefix), description, kind and verbosity of variable id. */
 static void traffic_pvar_info(int id, const char **name, char *description, size_t size,
                               spc_kind *kind, int *verbosity)
@@ -469,6 +517,10 @@ static void traffic_pvar_info(int id, const char **name, char *description, size
 static void register_traffic_pvars(const int *group)
 {
     for (int id = 0; id < NUM_TRAFFIC_PVARS; ++id) {
+        traffic_pvar_index[id] = -1;
+        if (!pml_counts_traffic(id)) {
+            continue;
+        }
         const char *counter_name;
         char name[128], description[1024];
         spc_kind kind;
@@ -509,6 +561,12 @@ static void register_pvars(void)
     int group[SPC_NUM_CATEGORIES];
     register_categories(group);
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        /* not counted by this job's PML: no variable.  Its PAPI event
+         * stays: PAPI 7.0.0's libsde crashes in sde_ti_name_to_code on a
+         * name looked up after papi_sde_unregister_counter took it away. */
+        if (!ompi_spc_pml_counts(id)) {
+            continue;
+        }
         const spc_counter_info *counter = &spc_counter_infos[id];
         char name[128];
         snprintf(name, sizeof name, SPC_PVAR_PREFIX "%s", counter->name);
@@ -551,6 +609,21 @@ static void apply_attach_list(void)
     if (spc_attach(ompi_mpi_spc_attach_string, &attached, message, sizeof message) > 0 &&
         is_rank_zero()) {
         opal_output(0, "spc: %s", message);
+    }
+    /* what it asked for that this PML does not count: named, and not kept on */
+    size_t used = 0;
+    message[0] = '\0';
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        if (attached.counters[id] && !ompi_spc_pml_counts(id)) {
+            spc_counter_disable(id);
+            attached.counters[id] = 0;
+            used += (size_t)snprintf(message + used, used < sizeof message ? sizeof message - used : 0,
+                                     "%s%s", 0 == used ? "" : ", ", spc_counter_infos[id].name);
+        }
+    }
+    if (used > 0 && is_rank_zero()) {
+        opal_output(0, "spc: mpi_spc_attach: pml %s does not count %s; they are not MPI_T variables "
+                    "in this job, and the report names them", ompi_spc_pml(), message);
     }
     /* "all" means the counters; the histograms are asked for by name */
     traffic_attached = attached.categories[SPC_CATEGORY_TRAFFIC] &&

@@ -29,6 +29,7 @@
 #include "ompi/op/op.h"
 #include "ompi/runtime/mpiruntime.h"
 #include "ompi/runtime/ompi_spc.h"
+#include "ompi/runtime/ompi_spc_pmls.h"
 #include OMPI_SPC_RTE_HEADER
 #include OMPI_SPC_PMIX_HEADER
 #include "ompi/runtime/params.h"
@@ -212,9 +213,23 @@ static void print_table(const unsigned long long *values, const struct report_gr
                          "sessions, no MPI_COMM_WORLD; counters that were 0 are left out)\n",
                          group->first_rank);
     }
+    int uncounted = 0;
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        if (!ompi_spc_pml_counts(id)) {
+            used += 0 == uncounted++ ? snprintf(text + used, sizeof text - used, "(not counted by pml %s: %s",
+                                                ompi_spc_pml(), spc_counter_infos[id].name)
+                                     : snprintf(text + used, sizeof text - used, ", %s", spc_counter_infos[id].name);
+        }
+    }
+    if (uncounted > 0) {
+        used += snprintf(text + used, sizeof text - used, ")\n");
+    }
     used += snprintf(text + used, sizeof text - used, "%-36s %-12s %16s %18s %16s %8s\n", "counter",
                      "unit", "min", "mean", "max", "max rank");
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        if (!ompi_spc_pml_counts(id)) {
+            continue;
+        }
         if (0 == max[id].value) {
             ++zero;
             continue;
@@ -224,7 +239,7 @@ static void print_table(const unsigned long long *values, const struct report_gr
                          (double)sum[id] / size, max[id].value, max[id].rank);
     }
     used += snprintf(text + used, sizeof text - used,
-                     "(%d of %d counters were 0 on every rank)\n", zero, OMPI_SPC_NUM_COUNTERS);
+                     "(%d of %d counters were 0 on every rank)\n", zero, OMPI_SPC_NUM_COUNTERS - uncounted);
     const unsigned sampling = spc_timer_sampling();
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS && sampling > 1; ++id) {
         if (SPC_KIND_TIMER == spc_counter_infos[id].kind && 0 != timed_sum[id]) {
@@ -311,6 +326,9 @@ static void write_csv(const char *path, const unsigned long long *values, int co
                 snprintf(who, sizeof who, "%s,%s,%s", ids[r].job, ids[r].step, ids[r].node);
             }
             for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+                if (!ompi_spc_pml_counts(id)) {
+                    continue;  /* no row rather than a 0 that is not a measurement */
+                }
                 fprintf(csv, "%d,%s,%llu,%s,%s\n", group->first_rank + r, spc_counter_infos[id].name, of_rank[id],
                         spc_unit_name(spc_counter_infos[id].unit), who);
             }

@@ -15,9 +15,14 @@
  * eager messages and a rendezvous one that it lets arrive before it posts
  * their receives (a probe for the last one, which comes last) count K + 1;
  * K more whose receives it posted before it told rank 0 to send count 0.
+ * Last, what the PML named by argv[1] does not count is not offered: under
+ * ucx the counters of ob1's queues, order, match timers and RDMA have no
+ * MPI_T variable (nor a communicator's queue levels), while the ones it
+ * counts have; under ob1 all have.
  */
 #include "mpit_util.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,6 +242,33 @@ static void check_bytes_alone(MPI_Comm comm)
     MPI_OK(MPI_T_pvar_session_free(&session));
 }
 
+/* The counters pml names: those only ob1 counts exist under ob1 alone. */
+static void check_offered(const char *pml)
+{
+    static const char *const everywhere[] = {"SEND", "RECV", "BYTES_SENT_USER", "BYTES_RECEIVED_MPI",
+                                             "UNEXPECTED"};
+    static const char *const ob1_only[] = {"OUT_OF_SEQUENCE", "MATCH_TIME", "OOS_MATCH_TIME",
+                                           "UNEXPECTED_IN_QUEUE", "OOS_IN_QUEUE",
+                                           "MAX_UNEXPECTED_IN_QUEUE", "MAX_OOS_IN_QUEUE", "BYTES_PUT",
+                                           "BYTES_GET"};
+    const bool ob1 = 0 == strcmp(pml, "ob1");
+    for (size_t i = 0; i < sizeof everywhere / sizeof everywhere[0]; ++i) {
+        CHECK(spc_pvar_find(everywhere[i]) >= 0, "%s has no MPI_T variable under %s", everywhere[i], pml);
+    }
+    for (size_t i = 0; i < sizeof ob1_only / sizeof ob1_only[0]; ++i) {
+        CHECK((spc_pvar_find(ob1_only[i]) >= 0) == ob1, "%s: an MPI_T variable under %s: %s", ob1_only[i], pml,
+              ob1 ? "missing" : "there");
+    }
+    int index;
+    const int level = MPI_T_pvar_get_index(SPC_COMM_PVAR_PREFIX SPC_COUNTER_PREFIX "UNEXPECTED_IN_QUEUE",
+                                           MPI_T_PVAR_CLASS_LEVEL, &index);
+    CHECK((MPI_SUCCESS == level) == ob1, "a communicator's UNEXPECTED_IN_QUEUE under %s: %s (%d)", pml,
+          ob1 ? "missing" : "there", level);
+    CHECK(MPI_SUCCESS == MPI_T_pvar_get_index(SPC_COMM_PVAR_PREFIX SPC_COUNTER_PREFIX "BYTES_SENT_USER",
+                                              MPI_T_PVAR_CLASS_AGGREGATE, &index),
+          "a communicator's BYTES_SENT_USER under %s: missing", pml);
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -245,8 +277,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &test_rank);
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        spc_client_die("pml_paths runs on 2 ranks, not %d", size);
+    if (size != 2 || argc != 2) {
+        spc_client_die("usage: mpirun -np 2 pml_paths PML (the job's: ob1 or ucx), not %d ranks", size);
     }
     MPI_Comm comm;
     MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
@@ -320,6 +352,7 @@ int main(int argc, char **argv)
 
     MPI_OK(MPI_T_pvar_session_free(&session));
     check_unexpected(comm);
+    check_offered(argv[1]);
     void *attached;
     int attached_size;
     MPI_OK(MPI_Buffer_detach(&attached, &attached_size));

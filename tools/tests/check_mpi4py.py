@@ -4,7 +4,8 @@ and checks that the process loaded our libmpi (the mapped file and
 MPI.Get_library_version) and that the finalize CSV holds exactly the calls
 and bytes mpi4py_ping.py predicts.
 
-usage: /usr/bin/python3 check_mpi4py.py PREFIX MPI4PY_PING SCRATCH"""
+usage: /usr/bin/python3 check_mpi4py.py PREFIX MPI4PY_PING SCRATCH [MPIRUN_ARG...]
+  MPIRUN_ARG: more mpirun arguments (another PML: --mca pml ucx ...)"""
 import json
 import os
 import sys
@@ -14,9 +15,10 @@ from common import check, expect_counters, finish, mpirun_env, read_counters, ru
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) < 4:
         sys.exit(__doc__)
-    prefix, ping, scratch = sys.argv[1:]
+    prefix, ping, scratch = sys.argv[1:4]
+    more = sys.argv[4:]
     prefix = os.path.realpath(prefix)
     os.makedirs(scratch, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=scratch) as folder:
@@ -24,7 +26,7 @@ def main():
         result = run([os.path.join(prefix, "bin", "mpirun"), "-np", "2",
                       "-x", "LD_LIBRARY_PATH=" + os.path.join(prefix, "lib"),
                       "--mca", "mpi_spc_attach", "all", "--mca", "mpi_spc_dump_enabled", "true",
-                      "--mca", "mpi_spc_dump_file", csv_path, "/usr/bin/python3", ping, report_path],
+                      "--mca", "mpi_spc_dump_file", csv_path] + more + ["/usr/bin/python3", ping, report_path],
                      env=mpirun_env(prefix))
         check(result.returncode == 0, "the job failed")
         if not (check(os.path.exists(report_path), "rank 0 wrote no report")
