@@ -299,11 +299,7 @@ static void check_histograms(void)
     MPI_OK(MPI_T_pvar_session_create(&session));
     MPI_T_pvar_handle process[2], on_a[2], on_b[2];
     for (int i = 0; i < 2; ++i) {
-        int count = 0;
-        MPI_OK(MPI_T_pvar_handle_alloc(session, spc_pvar_named(SPC_HISTOGRAM_PVAR_PREFIX, names[i]),
-                                       NULL, &process[i], &count));
-        CHECK(count == SPC_HISTOGRAM_BINS, "%s: count %d", names[i], count);
-        MPI_OK(MPI_T_pvar_start(session, process[i]));
+        process[i] = started_histogram(session, names[i], SPC_HISTOGRAM_BINS);
         on_a[i] = started_comm_array(session, names[i], comm_a, SPC_HISTOGRAM_BINS);
         on_b[i] = started_comm_array(session, names[i], comm_b, SPC_HISTOGRAM_BINS);
     }

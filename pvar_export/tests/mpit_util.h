@@ -80,6 +80,19 @@ static inline MPI_T_pvar_handle started_comm_handle(MPI_T_pvar_session session, 
     return started_comm_array(session, name, comm, 1);
 }
 
+/* A started handle on the process-wide message-size histogram name, whose
+ * count must be bins. */
+static inline MPI_T_pvar_handle started_histogram(MPI_T_pvar_session session, const char *name, int bins)
+{
+    MPI_T_pvar_handle handle;
+    int count = 0;
+    MPI_OK(MPI_T_pvar_handle_alloc(session, spc_pvar_named(SPC_HISTOGRAM_PVAR_PREFIX, name), NULL, &handle,
+                                   &count));
+    CHECK(count == bins, "%s: count %d, expected %d", name, count, bins);
+    MPI_OK(MPI_T_pvar_start(session, handle));
+    return handle;
+}
+
 static inline unsigned long long read_handle(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
     unsigned long long value = 0;

@@ -302,11 +302,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 2; ++i) {
             peers[role][i] = started_comm_array(session, peer_names[role][i], comm, 2);
         }
-        int count = 0;
-        MPI_OK(MPI_T_pvar_handle_alloc(session, spc_pvar_named(SPC_HISTOGRAM_PVAR_PREFIX, histogram_names[role]),
-                                       NULL, &histograms[role], &count));
-        CHECK(count == SPC_HISTOGRAM_BINS, "%s: count %d", histogram_names[role], count);
-        MPI_OK(MPI_T_pvar_start(session, histograms[role]));
+        histograms[role] = started_histogram(session, histogram_names[role], SPC_HISTOGRAM_BINS);
         histograms_on_c[role] = started_comm_array(session, histogram_names[role], comm, SPC_HISTOGRAM_BINS);
     }
 
