@@ -28,6 +28,7 @@
 #include "ompi/runtime/ompi_spc.h"
 #include "ompi/runtime/ompi_spc_events.h"
 #include "ompi/runtime/ompi_spc_hooks.h"
+#include "ompi/runtime/ompi_spc_pml_comm.h"
 #include "ompi/runtime/ompi_spc_pmls.h"
 #include OMPI_SPC_MUTEX_HEADER /* opal_using_threads */
 #include "ompi/runtime/params.h"
@@ -439,6 +440,63 @@ void ompi_spc_comm_freed(struct ompi_communicator_t *comm)
         }
     }
     ompi_mpit_unlock();
+}
+
+/* ---- Storage in c_pml_comm, for PMLs that keep nothing there (ompi_spc_pml_comm.h) */
+
+#if SPC_ENABLE
+/* MPI_T calls it under its lock, but a site may load the pointer at the
+ * same time, hence the release store.  Peers are the ranks a send and a
+ * receive name: the remote group's. */
+static struct spc_comm *pml_comm_storage(struct ompi_communicator_t *comm, bool create)
+{
+    struct spc_comm *storage = ompi_spc_pml_comm_storage(comm);
+    if (NULL == storage && create) {
+        storage = spc_comm_create(comm->c_remote_group->grp_proc_count);
+        __atomic_store_n((struct spc_comm **)&comm->c_pml_comm, storage, __ATOMIC_RELEASE);
+    }
+    return storage;
+}
+#endif
+
+void ompi_spc_pml_comm_enable(void)
+{
+#if SPC_ENABLE
+    ompi_spc_comm_storage = pml_comm_storage;
+#endif
+}
+
+void ompi_spc_pml_comm_disable(void)
+{
+#if SPC_ENABLE
+    if (ompi_spc_comm_storage == pml_comm_storage) {
+        ompi_spc_comm_storage = NULL;
+    }
+#endif
+}
+
+void ompi_spc_pml_comm_added(struct ompi_communicator_t *comm)
+{
+#if SPC_ENABLE
+    if (ompi_spc_comm_all) {
+        (void)pml_comm_storage(comm, true);
+    }
+#else
+    (void)comm;
+#endif
+}
+
+void ompi_spc_pml_comm_deleted(struct ompi_communicator_t *comm)
+{
+    ompi_spc_events_object_gone(comm);
+#if SPC_ENABLE
+    struct spc_comm *storage = ompi_spc_pml_comm_storage(comm);
+    if (NULL != storage) {
+        ompi_spc_comm_freed(comm);
+        spc_comm_destroy(storage);
+        comm->c_pml_comm = NULL;
+    }
+#endif
 }
 
 /* The PMLs that count each counter counted below the MPI bindings;
