@@ -167,7 +167,8 @@ if [ "$variant" != upstream ]; then
 fi
 
 # sources_hash PATH...: the content of the files under the PATHs of the
-# repository; documents (*.md, such as ompi_patches/5.0.7/PORTING.md) are not
+# repository; documents (*.md, such as ompi_patches/5.0.7/PORTING.md) and a
+# series' cover letter (series.sh applies the patches without it) are not
 # what a build is made of.  A PATH that does not exist is an error: a renamed
 # file must not drop out of the hash unnoticed.
 sources_hash() {
@@ -175,7 +176,7 @@ sources_hash() {
     for path in "$@"; do
         [ -e "$repo/$path" ] || { echo "build_ompi.sh: $path, a source of the $variant build, is missing" >&2; exit 1; }
     done
-    (cd "$repo" && find "$@" -type f ! -path '*/__pycache__/*' ! -name '*.md' -print0 |
+    (cd "$repo" && find "$@" -type f ! -path '*/__pycache__/*' ! -name '*.md' ! -name 0000-cover-letter.patch -print0 |
         sort -z | xargs -0 sha256sum)
 }
 content_hash() {
