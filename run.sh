@@ -4,6 +4,11 @@
 # and upstream's.  ./run.sh --help lists the steps and what they save.
 set -uo pipefail
 cd "$(dirname "$0")" || exit 2
+# meson compiles through ccache when it is installed; these let a compile
+# of another clone of this repository serve this one's (paths under the
+# checkout hashed relative to it, the compiling folder not hashed), as
+# ompi_patches/build_ompi.sh does for Open MPI.
+export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true
 
 # Steps in the order they run, and the Open MPI builds each needs: the spc
 # build's steps come first, so a new user sees counters after one build.

@@ -24,6 +24,11 @@
 # build, a test, a missing test log) counts as a failure and shows its log.
 set -uo pipefail
 cd "$(dirname "$0")"
+# meson compiles through ccache when it is installed; these let a compile
+# of another clone of this repository serve this one's (paths under the
+# checkout hashed relative to it, the compiling folder not hashed), as
+# ompi_patches/build_ompi.sh does for Open MPI.
+export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true
 
 usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; }
 
@@ -92,6 +97,7 @@ check() {
     local build_all=false
     [ "${1:-}" = --build-all ] && { build_all=true; shift; }
     echo "=== $dir: meson test $*"
+    local began=$SECONDS
     if $build_all; then
         ninja -C "$dir" >"$dir.build.log" 2>&1 || { fail "build of $dir" "$dir.build.log"; return; }
     fi
@@ -107,6 +113,7 @@ check() {
     fi
     passed=$((passed + counts[0]))
     failed=$((failed + counts[1]))
+    echo "=== $dir: ${counts[0]} passed, ${counts[1]} failed in $((SECONDS - began)) s (its build included)"
 }
 
 mkdir -p "$build_root" || { echo "test.sh: cannot create $build_root" >&2; exit 2; }
@@ -150,5 +157,6 @@ setup "$build_root/tsan" -Dbuildtype=debugoptimized -Db_sanitize=thread &&
 setup "$build_root/asan" -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false &&
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 check "$build_root/asan" --suite unit --suite concurrent
 
+echo "=== ./test.sh took $SECONDS s"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
