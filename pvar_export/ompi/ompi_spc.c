@@ -739,6 +739,12 @@ void ompi_spc_init(void)
     ompi_spc_events_mpi_init(ompi_mpi_thread_multiple || opal_using_threads());
     register_pvars();
     spc_running = true;
+    /* the live readers leave out what the PML does not count, as MPI_T does */
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        if (!ompi_spc_pml_counts(id)) {
+            spc_live_not_counted(id);
+        }
+    }
     apply_live();
     apply_attach_list();
 }

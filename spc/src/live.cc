@@ -53,6 +53,9 @@ Segment &segment()
     return *instance;
 }
 
+// spc_live_not_counted's counters, for a segment made after it was called.
+std::atomic<bool> not_counted[OMPI_SPC_NUM_COUNTERS];
+
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 uint64_t unix_ns()
@@ -133,7 +136,8 @@ std::string catalogue(spc_live_counter *entries)
         const spc_counter_info &info = spc_counter_infos[id];
         entries[id] = {add(info.name), add(info.description), add(spc_unit_name(info.unit)),
                        static_cast<uint8_t>(info.kind), static_cast<uint8_t>(info.unit),
-                       static_cast<int16_t>(info.level)};
+                       static_cast<int16_t>(info.level),
+                       not_counted[id].load(std::memory_order_relaxed) ? SPC_LIVE_NOT_COUNTED : 0u};
     }
     return pool;
 }
@@ -471,6 +475,20 @@ int spc_live_publish(const spc_live_identity *who, char *message, size_t message
     h->running_unix_ns = unix_ns();
     __atomic_store_n(&h->state, SPC_LIVE_RUNNING, __ATOMIC_RELEASE);
     return SPC_SUCCESS;
+}
+
+void spc_live_not_counted(int id)
+{
+    if (id < 0 || id >= OMPI_SPC_NUM_COUNTERS) {
+        return;
+    }
+    Segment &s = segment();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    not_counted[id].store(true, std::memory_order_relaxed);
+    if (s.on.load(std::memory_order_relaxed) && s.owner) {
+        auto *entries = reinterpret_cast<spc_live_counter *>(s.base + s.header->catalogue_offset);
+        __atomic_store_n(&entries[id].flags, SPC_LIVE_NOT_COUNTED, __ATOMIC_RELEASE);
+    }
 }
 
 void spc_live_finalize(int keep)

@@ -209,6 +209,13 @@ Status Segment::status() const
     return s == SPC_LIVE_RUNNING ? Status::Running : Status::Starting;
 }
 
+bool Segment::counted(int id) const
+{
+    const auto *entries = reinterpret_cast<const spc_live_counter *>(base_ + header()->catalogue_offset);
+    return id >= 0 && static_cast<size_t>(id) < counters_.size() &&
+           (__atomic_load_n(&entries[id].flags, __ATOMIC_ACQUIRE) & SPC_LIVE_NOT_COUNTED) == 0;
+}
+
 int Segment::find(const std::string &name) const
 {
     const std::string prefix = SPC_COUNTER_PREFIX;

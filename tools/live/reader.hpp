@@ -85,6 +85,9 @@ public:
     bool process_running() const;
 
     const std::vector<Counter> &counters() const { return counters_; }
+    // Whether the job counts counter id: false for one its PML does not
+    // count (set at MPI_Init), which a reader leaves out as MPI_T does.
+    bool counted(int id) const;
     int find(const std::string &name) const;  // with or without OMPI_SPC_, any case; -1 if none
 
     // Sums the blocks now (or takes the final values); throws Error if the

@@ -259,7 +259,8 @@ std::string rank_labels(const spc_live::Segment &segment)
            "\",mpi_jobid=\"" + escape(segment.jobid(), true) + "\"";
 }
 
-// One rank's series: every catalogue counter, its state and its info.
+// One rank's series: every catalogue counter its job counts, its state and
+// its info (a counter the job's PML does not count has no series, not a 0).
 void add_rank(Families &families, const spc_live::Segment &segment, const spc_live::Values &v, int state)
 {
     const std::string labels = rank_labels(segment);
@@ -274,8 +275,8 @@ void add_rank(Families &families, const spc_live::Segment &segment, const spc_li
     for (size_t id = 0; id < counters.size(); ++id) {
         const spc_live::Counter &c = counters[id];
         const bool gauge = c.kind == SPC_KIND_LEVEL || c.kind == SPC_KIND_HIGHWATERMARK;
-        if (gauge && !v.levels) {
-            continue;  // not published by this rank
+        if ((gauge && !v.levels) || !segment.counted(static_cast<int>(id))) {
+            continue;  // not published by this rank, or not counted by its PML
         }
         std::string name = lower(c.name);
         std::string help = c.description;

@@ -283,6 +283,9 @@ int main(int argc, char **argv)
             const std::string who = segment->site_jobid() + "," + segment->step() + "," + segment->node() + "," +
                                     (local_rank >= 0 ? std::to_string(local_rank) : "");
             for (size_t id = 0; id < counters.size(); ++id) {
+                if (!segment->counted(static_cast<int>(id))) {
+                    continue;  // its PML does not count it: no rows, as in the finalize CSV
+                }
                 if (!wanted.empty() && std::none_of(wanted.begin(), wanted.end(), [&](const std::string &w) {
                         return w == "all" || segment->find(w) == static_cast<int>(id);
                     })) {

@@ -84,9 +84,14 @@ std::vector<std::string> job_table(const Job &job, const std::vector<Values> &re
     }
 
     std::vector<Row> rows;
+    std::string not_counted;
     const std::vector<Counter> &counters = first.counters();
     for (size_t id = 0; id < counters.size(); ++id) {
         const Counter &c = counters[id];
+        if (!first.counted(static_cast<int>(id))) {
+            not_counted += (not_counted.empty() ? "" : " ") + c.name;
+            continue;
+        }
         Row row{static_cast<int>(id), {}, 0, 0, false};
         bool nonzero = false, rate_known = false;
         double rate = 0;
@@ -149,6 +154,9 @@ std::vector<std::string> job_table(const Job &job, const std::vector<Values> &re
     }
     if (rows.empty()) {
         lines.push_back("  (every counter is 0: counters count while on, e.g. --mca mpi_spc_attach all)");
+    }
+    if (!not_counted.empty()) {
+        lines.push_back("  (not counted by this job's PML: " + not_counted + ")");
     }
     const bool levels_missing = std::any_of(reads.begin(), reads.end(), [](const Values &v) { return !v.levels; });
     if (levels_missing) {

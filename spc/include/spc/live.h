@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define SPC_LIVE_MAGIC "SPC-LIVE"       /* 8 bytes, no NUL */
-#define SPC_LIVE_VERSION 2   /* 2: the batch system's job, step and the local rank */
+#define SPC_LIVE_VERSION 3   /* 2: the batch system's job, step and the local rank; 3: a counter's flags */
 /* Segment files are named <prefix><uid>.<jobid>.<rank> (a rank started by
  * mpirun from load time on, any other process from MPI_Init on), else
  * <prefix><uid>.pid<pid>; readers take every file of the folder that starts
@@ -63,6 +63,10 @@ enum spc_live_state {
     SPC_LIVE_FINALIZED = 2   /* MPI_Finalize ran: the final values are set */
 };
 
+/* A counter's flags: this job does not count it (its PML does not; set at
+ * MPI_Init), so a reader shows no value for it, as MPI_T offers none. */
+#define SPC_LIVE_NOT_COUNTED 1u
+
 struct spc_live_counter {
     uint32_t name;         /* offsets into the string pool */
     uint32_t description;
@@ -70,6 +74,7 @@ struct spc_live_counter {
     uint8_t kind;          /* enum spc_kind */
     uint8_t unit;          /* enum spc_unit */
     int16_t level;         /* HIGHWATERMARK: the LEVEL it watches; else -1 */
+    uint32_t flags;        /* SPC_LIVE_NOT_COUNTED; an atomic word, set once */
 };
 
 struct spc_live_header {
@@ -134,6 +139,10 @@ struct spc_live_identity {
     int rank, size;
 };
 int spc_live_publish(const struct spc_live_identity *who, char *message, size_t message_size);
+
+/* At MPI_Init, for each counter this job does not count: readers leave it
+ * out (SPC_LIVE_NOT_COUNTED), also of a segment made later. */
+void spc_live_not_counted(int id);
 
 /* At MPI_Finalize: stores the final values, marks the segment finalized and
  * removes its file unless keep. */

@@ -26,7 +26,12 @@ modes:
               exactly each rank's SEND of a held job, labelled by rank.
   nodes       two simulated nodes (tools/spc-simnodes), one exporter per
               node, one Prometheus: the sum over ranks of SEND is the job's
-              total, and each series carries its node's name."""
+              total, and each series carries its node's name.
+  pml         a job under --pml NAME (ucx or cm; --mpirun-arg gives the
+              arguments that select it): spc-top, spc-exporter and
+              spc-record leave out what that PML does not count, and read
+              SEND and the user bytes exactly; first the control, the same
+              job under ob1, whose readers show those counters."""
 import argparse
 import json
 import os
@@ -313,6 +318,60 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
+# What each PML does not count (ompi_spc_pmls.def, restated here on purpose).
+OB1_ONLY = ["OUT_OF_SEQUENCE", "MATCH_TIME", "OOS_MATCH_TIME", "UNEXPECTED_IN_QUEUE", "OOS_IN_QUEUE",
+            "MAX_UNEXPECTED_IN_QUEUE", "MAX_OOS_IN_QUEUE", "BYTES_PUT", "BYTES_GET"]
+NOT_COUNTED = {"ob1": [], "ucx": OB1_ONLY, "cm": OB1_ONLY + ["UNEXPECTED"]}
+
+
+def pml(args):
+    for name, mpirun_args in (("ob1", ["--mca", "pml", "ob1"]), (args.pml, args.mpirun_arg)):
+        absent = NOT_COUNTED[name] or OB1_ONLY  # under ob1, the control: those are shown
+        live = fresh_dir(args, "pml-" + name)
+        out = os.path.join(args.scratch, f"pml-{name}.csv")
+        if os.path.exists(out):
+            os.remove(out)
+        exporter = Exporter(args, live)
+        recorder = subprocess.Popen([args.record, "--dir", live, "--interval", "100", "--out", out,
+                                     "--wait", "60"], stderr=subprocess.PIPE, text=True)
+        job = Job(args, live, [N], mpirun_args=mpirun_args)
+        try:
+            job.wait_ready(0)
+            shown = top(args, live)
+            _, seen = one_job(shown)
+            expect_values(seen, {"SEND": {0: N, 1: N}, "BYTES_SENT_USER": {0: N * SIZE, 1: N * SIZE},
+                                 "BYTES_RECEIVED_USER": {0: N * SIZE, 1: N * SIZE}}, f"held under pml {name}")
+            rows = [c for c in absent if "OMPI_SPC_" + c in seen["values"]]
+            note = re.search(r"^  \(not counted by this job's PML: (.*)\)$", shown.stdout, re.M)
+            metrics = http_get(exporter.url)
+            series = [c for c in absent
+                      if re.search(rf"^ompi_spc_{c.lower()}(_total|_seconds_total)?{{", metrics, re.M)]
+            check(re.search(r"^ompi_spc_send_total\{.*\} " + str(N) + "$", metrics, re.M) is not None,
+                  f"under pml {name} the exporter serves each rank's SEND, {N}")
+            if name == "ob1":
+                check(len(rows) == len(absent) and note is None,
+                      f"control: spc-top --all shows {absent} under ob1, and no line of what it does not count")
+                check(len(series) == len(absent), f"control: the exporter serves {absent} under ob1 ({series})")
+            else:
+                named = note.group(1).split() if note else []
+                check(not rows and sorted(named) == sorted("OMPI_SPC_" + c for c in absent),
+                      f"spc-top leaves out {absent} under pml {name} and names them (rows {rows}, named {named})")
+                check(not series, f"the exporter serves no series of them ({series})")
+            job.go(0)
+            check(job.wait() == 0, f"the job under pml {name} ends cleanly")
+            _, err = recorder.communicate(timeout=60)
+            recorded = {r["counter"] for r in read_csv(out)}
+            check(recorder.returncode == 0 and "OMPI_SPC_SEND" in recorded, f"spc-record recorded it ({err.strip()})")
+            left_out = [c for c in absent if "OMPI_SPC_" + c in recorded]
+            check(left_out == (absent if name == "ob1" else []),
+                  f"spc-record's rows of {absent} under pml {name}: {left_out}")
+        finally:
+            job.end()
+            exporter.stop()
+            if recorder.poll() is None:
+                recorder.kill()
+
+
 def record(args):
     live = fresh_dir(args, "record")
     out = os.path.join(args.scratch, "record.csv")
@@ -561,7 +620,7 @@ def nodes(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["exact", "kill", "files", "record", "prometheus", "nodes"])
+    parser.add_argument("mode", choices=["exact", "kill", "files", "record", "prometheus", "nodes", "pml"])
     for name in ("mpirun", "job", "top", "record", "exporter", "scratch"):
         parser.add_argument("--" + name, required=True)
     parser.add_argument("--plot", help="analysis/live_plot.py (record)")
@@ -570,6 +629,9 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--unexpected", type=int, default=0)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--pml", choices=["ucx", "cm"], help="the PML of the pml mode")
+    parser.add_argument("--mpirun-arg", action="append", default=[],
+                        help="an mpirun argument that selects --pml (repeat it; pml)")
     args = parser.parse_args()
     os.makedirs(args.scratch, exist_ok=True)
     globals()[args.mode](args)
