@@ -257,7 +257,9 @@ int main(int argc, char **argv)
             all_ended = all_ended && ended;
         }
         for (auto &[rank, segment] : ranks) {
-            if (done.count(rank) != 0) {
+            // Before MPI_Init a rank counts nothing yet, and which counters
+            // its PML counts is not known: its samples start at MPI_Init.
+            if (done.count(rank) != 0 || status[rank] == spc_live::Status::Starting) {
                 continue;
             }
             spc_live::Values v;
