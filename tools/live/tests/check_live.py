@@ -332,11 +332,14 @@ def pml(args):
         if os.path.exists(out):
             os.remove(out)
         exporter = Exporter(args, live)
-        recorder = subprocess.Popen([args.record, "--dir", live, "--interval", "100", "--out", out,
-                                     "--wait", "60"], stderr=subprocess.PIPE, text=True)
         job = Job(args, live, [N], mpirun_args=mpirun_args)
+        recorder = None
         try:
             job.wait_ready(0)
+            # started on the held job: under 5.0.7, spc-record started before
+            # its job sometimes never found it (not yet understood)
+            recorder = subprocess.Popen([args.record, "--dir", live, "--interval", "100", "--out", out,
+                                         "--wait", "60"], stderr=subprocess.PIPE, text=True)
             shown = top(args, live)
             _, seen = one_job(shown)
             expect_values(seen, {"SEND": {0: N, 1: N}, "BYTES_SENT_USER": {0: N * SIZE, 1: N * SIZE},
@@ -360,7 +363,7 @@ def pml(args):
             job.go(0)
             check(job.wait() == 0, f"the job under pml {name} ends cleanly")
             _, err = recorder.communicate(timeout=60)
-            recorded = {r["counter"] for r in read_csv(out)}
+            recorded = {r["counter"] for r in read_csv(out)} if os.path.exists(out) else set()
             check(recorder.returncode == 0 and "OMPI_SPC_SEND" in recorded, f"spc-record recorded it ({err.strip()})")
             left_out = [c for c in absent if "OMPI_SPC_" + c in recorded]
             check(left_out == (absent if name == "ob1" else []),
@@ -368,7 +371,7 @@ def pml(args):
         finally:
             job.end()
             exporter.stop()
-            if recorder.poll() is None:
+            if recorder is not None and recorder.poll() is None:
                 recorder.kill()
 
 
