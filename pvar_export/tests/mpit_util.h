@@ -1,8 +1,10 @@
 /* Checks for the MPI tests: each failed CHECK prints the rank and line and
- * counts; finish() turns the count into the exit status. */
+ * counts; finish() turns the count into the exit status.  A test told the
+ * job's PML predicts which counters it offers (pml_offers). */
 #ifndef MPIT_UTIL_H
 #define MPIT_UTIL_H
 
+#include "spc/spc.h"
 #include "spc/spc_mpit_client.h"
 
 static int test_rank = -1;
@@ -98,6 +100,96 @@ static inline unsigned long long read_handle(MPI_T_pvar_session session, MPI_T_p
     unsigned long long value = 0;
     MPI_OK(MPI_T_pvar_read(session, handle, &value));
     return value;
+}
+
+/* The job's PML, as the test's command line names it: the prediction
+ * follows what the test is told, never what the library reports. */
+static const char *test_pml __attribute__((unused)) = "ob1";
+
+/* Takes the job's PML from argv[1], ob1 if there is none; a word that
+ * names no PML ends the job, so a typo cannot check the wrong prediction. */
+static inline void take_pml_argument(int argc, char **argv)
+{
+    if (argc > 2 || (argc == 2 && strcmp(argv[1], "ob1") != 0 && strcmp(argv[1], "ucx") != 0 &&
+                     strcmp(argv[1], "cm") != 0)) {
+        spc_client_die("usage: %s [PML, the job's: ob1 (default), ucx or cm]", argv[0]);
+    }
+    if (argc == 2) {
+        test_pml = argv[1];
+    }
+}
+
+/* Whether the job's PML counts counter name (without OMPI_SPC_): ob1 all;
+ * ucx none of ob1's queues, their order, its match timers or RDMA bytes,
+ * which UCX keeps to itself; cm not UNEXPECTED either, which no MTL is
+ * asked.  ompi_spc_pmls.def restated on purpose: the test predicts what
+ * the library should say, it does not ask the library. */
+static inline bool pml_counts(const char *name)
+{
+    static const char *const ob1_only[] = {"OUT_OF_SEQUENCE", "MATCH_TIME", "OOS_MATCH_TIME",
+                                           "UNEXPECTED_IN_QUEUE", "OOS_IN_QUEUE",
+                                           "MAX_UNEXPECTED_IN_QUEUE", "MAX_OOS_IN_QUEUE",
+                                           "BYTES_PUT", "BYTES_GET"};
+    if (strcmp(test_pml, "ob1") == 0) {
+        return true;
+    }
+    if (strcmp(test_pml, "cm") == 0 && strcmp(name, "UNEXPECTED") == 0) {
+        return false;
+    }
+    for (size_t i = 0; i < sizeof ob1_only / sizeof ob1_only[0]; ++i) {
+        if (strcmp(name, ob1_only[i]) == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* MPI_T's class of a catalogue kind. */
+static inline int pvar_class_of(spc_kind kind)
+{
+    switch (kind) {
+    case SPC_KIND_AGGREGATE:
+        return MPI_T_PVAR_CLASS_AGGREGATE;
+    case SPC_KIND_TIMER:
+        return MPI_T_PVAR_CLASS_TIMER;
+    case SPC_KIND_LEVEL:
+        return MPI_T_PVAR_CLASS_LEVEL;
+    case SPC_KIND_HIGHWATERMARK:
+        return MPI_T_PVAR_CLASS_HIGHWATERMARK;
+    case SPC_KIND_COUNTER:
+        break;
+    }
+    return MPI_T_PVAR_CLASS_COUNTER;
+}
+
+/* Checks that counter name has MPI_T variables, process-wide and (where
+ * the catalogue has one) bound to a communicator, exactly when the job's
+ * PML counts it: else MPI_T_pvar_get_index answers MPI_T_ERR_INVALID_NAME.
+ * It answers that for a wrong class too, so the question names the
+ * counter's own class, and under ob1 the same question must find them
+ * (the control).  Returns whether the counter is predicted and there: a
+ * test reads only those. */
+static inline bool pml_offers(const char *name)
+{
+    const int id = spc_counter_find(name);
+    if (id < 0) {
+        spc_client_die("%s is not a counter of the catalogue", name);
+    }
+    const int var_class = pvar_class_of(spc_counter_infos[id].kind);
+    const bool counted = pml_counts(name);
+    bool offered = true;
+    const char *const prefixes[] = {SPC_PVAR_PREFIX, SPC_COMM_PVAR_PREFIX};
+    for (int bound = 0; bound <= (spc_comm_counter_find(name) >= 0); ++bound) {
+        char full[256];
+        int index;
+        snprintf(full, sizeof full, "%s" SPC_COUNTER_PREFIX "%s", prefixes[bound], name);
+        const int rc = MPI_T_pvar_get_index(full, var_class, &index);
+        CHECK(rc == (counted ? MPI_SUCCESS : MPI_T_ERR_INVALID_NAME),
+              "%s under pml %s: MPI_T_pvar_get_index answered %d, expected %s", full, test_pml, rc,
+              counted ? "MPI_SUCCESS" : "MPI_T_ERR_INVALID_NAME");
+        offered = offered && rc == MPI_SUCCESS;
+    }
+    return counted && offered;
 }
 
 /* Ends the test: every rank's failures decide the exit code. */
