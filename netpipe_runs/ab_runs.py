@@ -15,16 +15,17 @@ SETS = {**{name: (counters, 1) for name, counters in study.COUNTER_SETS.items()}
 
 # Per transport: round trips per block, measured pairs, warm-up pairs.  A TCP
 # round trip over loopback is 10-140 us here against ~0.7 us on vader, so its
-# blocks are shorter.
+# blocks are shorter; ucx speaks shared memory here, as vader does.
 PROFILES = {
-    "smoke": {"rounds": 1, "vader": (200, 4, 1), "tcp": (20, 2, 1)},  # runs and checks, no measurement
-    "short": {"rounds": 1, "vader": (1000, 30, 3), "tcp": (100, 10, 2)},
-    "full": {"rounds": 10, "vader": (2000, 500, 10), "tcp": (500, 100, 5)},
+    "smoke": {"rounds": 1, "vader": (200, 4, 1), "tcp": (20, 2, 1), "ucx": (200, 4, 1)},  # runs, no measurement
+    "short": {"rounds": 1, "vader": (1000, 30, 3), "tcp": (100, 10, 2), "ucx": (1000, 30, 3)},
+    "full": {"rounds": 10, "vader": (2000, 500, 10), "tcp": (500, 100, 5), "ucx": (2000, 500, 10)},
 }
 
 EPILOG = """Profiles: smoke = 1 round, vader 4 pairs of blocks of 200 round trips, tcp 2
 pairs of 20 (that it runs and its checks pass, not a measurement); short = 1 round, vader 30 pairs of blocks of 1000 round trips, tcp 10
-pairs of 100; full = 10 rounds, vader 500 pairs of 2000, tcp 100 pairs of 500.
+pairs of 100; full = 10 rounds, vader 500 pairs of 2000, tcp 100 pairs of 500; ucx
+(pml ucx, asked for with --transports) as vader.
 
 Counter sets: all (every SPC pvar), table4 (seed 004's Table 4), match-time,
 table4-no-match; all-sampled and match-time-sampled time one interval in 64;
@@ -44,7 +45,8 @@ def arguments():
     parser.add_argument("--profile", choices=sorted(PROFILES), default="short", help="smoke, short (default) or full")
     parser.add_argument("--sets", default=",".join(SETS),
                         help=f"comma list of counter sets (default: {','.join(SETS)})")
-    parser.add_argument("--transports", default="vader,tcp", help="comma list (default vader,tcp)")
+    parser.add_argument("--transports", default="vader,tcp",
+                        help="comma list of vader, tcp and ucx (pml ucx; default vader,tcp)")
     parser.add_argument("--builds", default="spc", help="comma list of builds (default spc; upstream/nospc only "
                         "show that the A/B does not apply there)")
     parser.add_argument("--rounds", type=int, help="mpirun launches per (set, transport)")
@@ -60,7 +62,7 @@ def arguments():
     args.transports = [study.transport(t.strip()) for t in args.transports.split(",") if t.strip()]
     args.builds = [b.strip() for b in args.builds.split(",") if b.strip()]
     if not args.transports or not args.builds or any(b not in study.VARIANTS for b in args.builds):
-        parser.error(f"--transports takes vader and/or tcp, --builds {', '.join(study.VARIANTS)}")
+        parser.error(f"--transports takes vader, tcp and/or ucx, --builds {', '.join(study.VARIANTS)}")
     if args.rounds < 1 or args.size < 0 or (args.round_trips or 1) < 1 or (args.pairs or 1) < 1:
         parser.error("--rounds, --round-trips and --pairs must be at least 1, --size at least 0")
     return args

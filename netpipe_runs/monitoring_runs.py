@@ -33,7 +33,7 @@ def arguments():
     campaign.add_arguments(parser, timeout=600, out_hint="results/monitoring/<UTC time>")
     args = parser.parse_args()
     args.transports = [study.transport(t.strip()) for t in args.transports.split(",") if t.strip()]
-    if args.rounds < 1 or not args.transports:
+    if args.rounds < 1 or not args.transports or any(t.name not in BLOCKS for t in args.transports):
         parser.error("--rounds must be at least 1, --transports vader and/or tcp")
     return args
 

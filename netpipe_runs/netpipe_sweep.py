@@ -138,7 +138,7 @@ def main():
     out = campaign.output_folder(args.out, "netpipe")
     binaries = {v: netpipe.binary(b) for v, b in builds.items()}
     items = [campaign.Item(f"{t.name}-{sweep}-{c.key}", c.build, block=f"{t.name}-{sweep}", kind=f"{t.name}-{sweep}",
-                           fields={"transport": t.name, "btl": t.btl, "sweep": sweep, "configuration": c.key,
+                           fields={"transport": t.name, "mca": dict(t.mca), "sweep": sweep, "configuration": c.key,
                                    "configuration_name": c.name, "attach": study.attach_list(c),
                                    "low": s["low"], "high": s["high"], "repeats": s["repeats"][t.name]})
              for t in args.transports for sweep, s in args.sweeps.items() for c in args.configurations]
