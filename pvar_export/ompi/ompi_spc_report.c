@@ -414,6 +414,10 @@ static void write_comm_csv(const char *path, const struct ompi_spc_comm_record *
         for (int r = 0, at = 0; r < size; at += counts[r++]) {
             for (int c = at; c < at + counts[r]; ++c) {
                 for (int id = 0; id < SPC_NUM_COMM_COUNTERS; ++id) {
+                    /* as in write_csv: what the PML does not count has no row */
+                    if (!ompi_spc_pml_counts(spc_comm_counter_infos[id].counter)) {
+                        continue;
+                    }
                     const spc_counter_info *counter = &spc_counter_infos[spc_comm_counter_infos[id].counter];
                     fprintf(csv, "%d,%u,", group->first_rank + r, (unsigned)all[c].id);
                     put_field(csv, all[c].name);
