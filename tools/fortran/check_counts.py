@@ -1,6 +1,7 @@
 """Runs the Fortran counting program (counts.F90, on the binding its
 options choose) on 2 ranks under our mpirun with every counter on and the
-finalize CSV, and checks what it predicts: the program checks its phases'
+finalize CSV, under the PML its --mpirun-arg options select (ob1 without),
+and checks what it predicts: the program checks its phases'
 counts itself (through PAPI, and through MPI_T with the spc_counters module
 when built by our mpifort) and writes the totals the CSV must hold
 ("predict RANK NAME VALUE", "predict_comm RANK NAME VALUE" for its
@@ -9,6 +10,7 @@ compares those with the CSV and the per-communicator CSV, each value
 exactly.
 
 usage: /usr/bin/python3 check_counts.py HOW PREFIX SOURCE SCRATCH [--mpifh|--f08] [--control]
+                                       [--mpirun-arg=ARG ...]
   HOW  ours            built by PREFIX/bin/mpifort with the spc_counters module
                        (from $SPC_FORTRAN_HELPER if set, a folder install.sh
                        installed into, else PREFIX)
@@ -27,7 +29,14 @@ usage: /usr/bin/python3 check_counts.py HOW PREFIX SOURCE SCRATCH [--mpifh|--f08
   --control  also runs the program with a planted wrong prediction (rank 0's
              phase A SEND one too many): the program must fail its PAPI
              (and MPI_T) checks, and the CSV comparison must name exactly
-             (0, SEND)"""
+             (0, SEND); under a PML that does not count one of the
+             program's counters, also the job under ob1 with that PML's
+             prediction: every check that fails must name those counters
+  --mpirun-arg=ARG  one argument of mpirun that selects the job's PML
+             (repeated: pml_mpirun_args of pvar_export/tests/meson.build);
+             the PML is the value of their --mca pml.  What it does not
+             count of the program's counters (NOT_COUNTED) has no MPI_T
+             variable, reads 0 through PAPI and has no row in the CSVs"""
 import csv
 import os
 import re
@@ -50,6 +59,10 @@ PREDICTED = {"SEND", "RECV", "ISEND", "IRECV", "WAIT", "WAITALL", "TEST", "PROBE
              "BYTES_RECEIVED_USER"}
 PREDICTED_BOUND = {"SEND", "RECV", "BYTES_SENT_USER", "BYTES_RECEIVED_USER", "UNEXPECTED"}
 DUP_NAME = "fortran dup"
+# Of those, what each PML does not count (pvar_export/ompi/ompi_spc_pmls.def,
+# restated here on purpose: the prediction); the others count them all.
+NOT_COUNTED = {"cm": {"UNEXPECTED"}}
+MPIRUN_ARG = "--mpirun-arg="
 # The options that choose counts.F90's binding: its define, the program's name.
 BINDINGS = {"--mpifh": ("SPC_MPIFH", "counts_mpifh"), "--f08": ("SPC_F08", "counts_f08")}
 USE_MPI = "counts_mpi"
@@ -84,10 +97,25 @@ def mismatches(predicted, values):
     return sorted(key for key, value in predicted.items() if values.get(key, 0) != value)
 
 
-def run_job(prefix, program, folder, library_path, mode):
-    """Our mpirun, 2 ranks over vader, every counter on, the finalize CSV."""
-    csv_path = os.path.join(folder, f"spc-{mode}.csv")
-    predicted = os.path.join(folder, f"predicted-{mode}")
+def offered(values, not_counted):
+    """("offered", rank, name) of each row of a counter the PML does not count."""
+    return sorted(("offered",) + key for key in values if key[1] in not_counted)
+
+
+def selected_pml(mpirun_args):
+    """The PML mpirun's arguments select: the value of their --mca pml."""
+    for at in range(len(mpirun_args) - 2):
+        if mpirun_args[at] in ("--mca", "-mca") and mpirun_args[at + 1] == "pml":
+            return mpirun_args[at + 2]
+    return "ob1"
+
+
+def run_job(prefix, program, folder, library_path, mode, mpirun_args, not_counted, label=None):
+    """Our mpirun, 2 ranks, every counter on, the finalize CSV, the PML of
+    mpirun_args (vader's BTL for ob1); label (default mode) names the files."""
+    label = label or mode
+    csv_path = os.path.join(folder, f"spc-{label}.csv")
+    predicted = os.path.join(folder, f"predicted-{label}")
     for stale in (csv_path, csv_path.replace(".csv", ".comms.csv"), predicted + ".0", predicted + ".1"):
         if os.path.exists(stale):
             os.remove(stale)
@@ -95,32 +123,59 @@ def run_job(prefix, program, folder, library_path, mode):
     # front of the LD_LIBRARY_PATH it passes (as --prefix does), before
     # Debian's Fortran libraries of debian-fortran.
     result = run([os.path.join(prefix, "bin", "mpirun"), "--noprefix", "-np", "2", "--mca", "btl", "self,vader",
-                  "-x", "LD_LIBRARY_PATH=" + library_path,
+                  *mpirun_args, "-x", "LD_LIBRARY_PATH=" + library_path,
                   "--mca", "mpi_spc_attach", "all,traffic", "--mca", "mpi_spc_dump_enabled", "true",
-                  "--mca", "mpi_spc_dump_file", csv_path, program, mode, predicted],
+                  "--mca", "mpi_spc_dump_file", csv_path, program, mode, predicted]
+                 + ([",".join(sorted(not_counted))] if not_counted else []),
                  env=mpirun_env(prefix), timeout=120)
     return result, csv_path, predicted
 
 
-def compare_csv(predicted, csv_path, what):
-    """The CSV against the program's totals; the keys that differ."""
+def compare_csv(predicted, csv_path, what, not_counted):
+    """The CSV against the program's totals; the keys that differ, and a
+    row of a counter the PML does not count as ("offered", rank, name)."""
     totals, bound = predictions(predicted)
-    every = {(rank, name) for rank in (0, 1) for name in PREDICTED}
+    every = {(rank, name) for rank in (0, 1) for name in PREDICTED - not_counted}
     check(set(totals) == every, f"{what}: the program wrote no total of {sorted(every - set(totals))}, "
                                 f"and one of {sorted(set(totals) - every)} not expected")
-    every = {(rank, name) for rank in (0, 1) for name in PREDICTED_BOUND}
+    every = {(rank, name) for rank in (0, 1) for name in PREDICTED_BOUND - not_counted}
     check(set(bound) == every, f"{what}: the program wrote no bound count of {sorted(every - set(bound))}, "
                                f"and one of {sorted(set(bound) - every)} not expected")
     if not check(os.path.exists(csv_path), f"{what}: no CSV at {csv_path}"):
         return None
-    wrong = mismatches(totals, read_counters(csv_path))
+    values = read_counters(csv_path)
+    wrong = mismatches(totals, values) + offered(values, not_counted)
     comms_path = csv_path.replace(".csv", ".comms.csv")
     if check(os.path.exists(comms_path), f"{what}: no per-communicator CSV at {comms_path}"):
         comm_values = read_comm_counters(comms_path, DUP_NAME)
         check(comm_values, f"{what}: no rows of \"{DUP_NAME}\" in {comms_path}")
-        wrong += [("comm",) + key for key in mismatches(bound, comm_values)]
+        wrong += [("comm",) + key for key in mismatches(bound, comm_values) + offered(comm_values, not_counted)]
     print(f"{what}: {len(totals)} totals and {len(bound)} bound counts predicted; differing: {wrong}")
     return wrong
+
+
+def control_not_counted(prefix, program, folder, library_path, how, not_counted):
+    """The job under ob1, which counts them all, with the prediction that
+    not_counted are not counted: every check that fails must name them, the
+    MPI_T ones (with our mpifort) on both ranks, process-wide and bound."""
+    result, csv_path, predicted = run_job(prefix, program, folder, library_path, "count", ["--mca", "pml", "ob1"],
+                                          not_counted, label="ob1")
+    failed = re.findall(r"^ *FAIL rank (\d)\S* (?:phase \d )?(\w+)(.*)$", result.stdout, re.M)
+    check(result.returncode != 0 and failed and {name for _, name, _ in failed} <= not_counted,
+          f"control: under ob1, predicting {sorted(not_counted)} not counted did not fail the job on them "
+          f"alone ({failed})")
+    if how == "ours":
+        offered_vars = {(int(rank), name, rest.startswith(" bound")) for rank, name, rest in failed
+                        if "not counted by this PML, is offered" in rest}
+        every = {(rank, name, bound) for rank in (0, 1) for name in not_counted for bound in (False, True)
+                 if not bound or name in PREDICTED_BOUND}
+        check(offered_vars == every, f"control: under ob1, the program named {sorted(offered_vars)} offered "
+                                     f"through MPI_T, not {sorted(every)}")
+    rows = {("offered", rank, name) for rank in (0, 1) for name in not_counted}
+    rows |= {("comm",) + row for row in rows if row[2] in PREDICTED_BOUND}
+    wrong = compare_csv(predicted, csv_path, "control under ob1", not_counted)
+    check(set(wrong or []) == rows, f"control: under ob1, the CSV comparison did not name exactly the rows of "
+                                    f"{sorted(not_counted)} ({wrong})")
 
 
 def ldd(program, library_path):
@@ -196,11 +251,15 @@ def debian_fortran_folder(folder):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--control" and a not in BINDINGS]
+    mpirun_args = [a[len(MPIRUN_ARG):] for a in sys.argv[1:] if a.startswith(MPIRUN_ARG)]
+    args = [a for a in sys.argv[1:] if a != "--control" and a not in BINDINGS and not a.startswith(MPIRUN_ARG)]
     control = "--control" in sys.argv[1:]
     bindings = [BINDINGS[a] for a in sys.argv[1:] if a in BINDINGS]
-    if len(args) != 4 or args[0] not in ("ours", "debian", "debian-fortran") or len(bindings) > 1:
+    pml = selected_pml(mpirun_args)
+    if len(args) != 4 or args[0] not in ("ours", "debian", "debian-fortran") or len(bindings) > 1 \
+            or pml not in ("ob1", "ucx", "cm"):
         sys.exit(__doc__)
+    not_counted = NOT_COUNTED.get(pml, set())
     defines, name = ([bindings[0][0]], bindings[0][1]) if bindings else ([], USE_MPI)
     how, prefix, source, scratch = args
     prefix = os.path.realpath(prefix)
@@ -233,8 +292,12 @@ def main():
                   "the plain run on Debian's own Open MPI failed")
             debian_tag_ub = re.findall(r"tag_ub (\d+)", plain.stdout)
 
-        result, csv_path, predicted = run_job(prefix, program, folder, library_path, "count")
+        result, csv_path, predicted = run_job(prefix, program, folder, library_path, "count", mpirun_args,
+                                              not_counted)
         check(result.returncode == 0, f"{how}: the job failed (or a check inside it)")
+        # the finalize report names the PML when it leaves counters out
+        check((f"(not counted by pml {pml}: " in result.stdout) == (pml != "ob1"),
+              f"the job did not run under pml {pml} (the finalize report's line of what it does not count)")
         check("(ompi-spc spc)" in result.stdout, "the libmpi the program printed is not our build's")
         # What rank 0 really loaded (its /proc/self/maps): libmpi ours, and
         # the Fortran layer ours, or Debian's for debian-fortran.
@@ -247,7 +310,7 @@ def main():
             check(in_folder(loaded[name], DEBIAN_LIBDIR if how == "debian-fortran" else ours),
                   f"{how}: {name} loaded from {loaded[name]}")
         check(result.stdout.count(": all checks passed") == 2, "not every rank passed its own checks")
-        wrong = compare_csv(predicted, csv_path, how)
+        wrong = compare_csv(predicted, csv_path, how, not_counted)
         check(wrong == [], f"{how}: CSV differs from the predictions at {wrong}")
         if how == "debian-fortran":
             ours_tag_ub = re.findall(r"tag_ub (\d+)", result.stdout)
@@ -256,7 +319,8 @@ def main():
                   f"{debian_tag_ub} over Debian's")
 
         if control:
-            planted, planted_csv, planted_predicted = run_job(prefix, program, folder, library_path, "plant")
+            planted, planted_csv, planted_predicted = run_job(prefix, program, folder, library_path, "plant",
+                                                              mpirun_args, not_counted)
             check(planted.returncode != 0, "control: a planted wrong prediction did not fail the job")
             papi_line = re.search(r"FAIL rank 0 phase 1 SEND through PAPI: (\d+), predicted (\d+)", planted.stdout)
             check(papi_line is not None and int(papi_line.group(2)) == int(papi_line.group(1)) + 1,
@@ -266,8 +330,10 @@ def main():
                       "control: the program's MPI_T check did not report SEND")
             check(len(re.findall(r"FAIL rank", planted.stdout)) == (2 if how == "ours" else 1),
                   "control: checks other than the planted one failed")
-            check(compare_csv(planted_predicted, planted_csv, "control") == [(0, "SEND")],
+            check(compare_csv(planted_predicted, planted_csv, "control", not_counted) == [(0, "SEND")],
                   "control: the CSV comparison did not name exactly (0, SEND)")
+            if not_counted:
+                control_not_counted(prefix, program, folder, library_path, how, not_counted)
     finish()
 
 

@@ -35,11 +35,16 @@
 ! PREDICTIONS.RANK, or to standard output without PREDICTIONS (where the
 ! ranks' lines and the finalize report may interleave).
 !
-! usage: counts_mpi|counts_f08 [count|plant|plain [PREDICTIONS]]
+! usage: counts_mpi|counts_f08 [count|plant|plain [PREDICTIONS [NOT_COUNTED]]]
 !   count  (default) the counts above; exit status 1 if one differs
 !   plant  the same with rank 0's phase A SEND predicted one too many: the
 !          checks must fail (the control of the checker)
 !   plain  no counters at all (any Open MPI): the traffic and its data checks
+! NOT_COUNTED: the counters above the job's PML does not count, by name,
+! comma-separated (UNEXPECTED under pml cm).  Such a counter is not offered:
+! no MPI_T variable of it (spc_counter_start answers SPC_COUNTER_UNKNOWN),
+! process-wide or bound, and no total of it is written (a CSV has no row);
+! PAPI's events exist before MPI_Init chooses a PML, so PAPI reads it as 0.
 
 ! What the bindings spell differently, spelled here once.  HANDLE(MPI_Comm)
 ! declares a handle: an integer, on mpi_f08 that derived type;
@@ -119,7 +124,8 @@ program counts
   integer(kind=MPI_ADDRESS_KIND) :: attr_val, extra_state
   character(len=MPI_MAX_ERROR_STRING + 8) :: long_string
   character(len=16) :: mode
-  character(len=1024) :: predictions, path
+  character(len=1024) :: predictions, path, not_counted
+  logical :: counted(NC)
   integer :: unit
   character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: version
   integer :: version_len
@@ -134,8 +140,11 @@ program counts
   if (command_argument_count() >= 1) call get_command_argument(1, mode)
   predictions = ''
   if (command_argument_count() >= 2) call get_command_argument(2, predictions)
-  if (mode /= 'count' .and. mode /= 'plant' .and. mode /= 'plain') then
-    print '(a)', 'usage: ' // program_name // ' [count|plant|plain [PREDICTIONS]]'
+  not_counted = ''
+  if (command_argument_count() >= 3) call get_command_argument(3, not_counted)
+  call mark_not_counted(not_counted, flag)
+  if ((mode /= 'count' .and. mode /= 'plant' .and. mode /= 'plain') .or. .not. flag) then
+    print '(a)', 'usage: ' // program_name // ' [count|plant|plain [PREDICTIONS [NOT_COUNTED]]]'
     stop 2
   end if
   counting = mode /= 'plain'
@@ -221,6 +230,9 @@ program counts
     bpred(4) = dup_bytes                              ! BYTES_RECEIVED_USER
     bpred(5) = KD                                     ! UNEXPECTED
   end if
+  do c = 1, NC
+    if (.not. counted(c)) pred(c, :) = 0              ! through PAPI
+  end do
 
   ! --- set-up: receives that must not be unexpected are posted first -------
   allocate(pingbuf(max(1, ping_offset(NPING + 1))))
@@ -411,11 +423,12 @@ program counts
       open(newunit=unit, file=path, status='replace', action='write')
     end if
     do c = 1, NC
-      if (any(pred(c, :) == UNPREDICTED)) cycle
+      if (any(pred(c, :) == UNPREDICTED) .or. .not. counted(c)) cycle
       total = sum(pred(c, :))
       write(unit, '(a, i0, 1x, a, 1x, i0)') 'predict ', rank, trim(names(c)), total
     end do
     do c = 1, NB
+      if (.not. counted(bound(c))) cycle
       write(unit, '(a, i0, 1x, a, 1x, i0)') 'predict_comm ', rank, trim(names(bound(c))), bpred(c)
     end do
     if (unit /= output_unit) close(unit)
@@ -431,6 +444,33 @@ program counts
   if (nfail /= 0) stop 1
 
 contains
+
+  ! Marks the counters of list (comma-separated names) not counted; ok is
+  ! false for a name this program does not read.
+  subroutine mark_not_counted(list, ok)
+    character(len=*), intent(in) :: list
+    logical, intent(out) :: ok
+    integer :: first, last, k
+    counted = .true.
+    ok = .true.
+    first = 1
+    do while (first <= len_trim(list))
+      last = index(list(first:), ',') + first - 2
+      if (last < first - 1) last = len_trim(list)
+      k = 1
+      do while (k <= NC)
+        if (names(k) == list(first:last)) exit
+        k = k + 1
+      end do
+      if (k > NC) then
+        print '(3a)', 'no counter ', list(first:last), ' in this program'
+        ok = .false.
+        return
+      end if
+      counted(k) = .false.
+      first = last + 2
+    end do
+  end subroutine mark_not_counted
 
   ! Rank 1, done counting a phase, says so; rank 0 waits for that, then
   ! lets rank 1 go on.  Each message meets a receive posted a phase before.
@@ -504,9 +544,14 @@ contains
 #ifdef SPC_HELPER
     do c = 1, NC
       call spc_counter_start(names(c), mpit(c), check)
-      call helper_ok('spc_counter_start ' // trim(names(c)))
+      if (counted(c)) then
+        call helper_ok('spc_counter_start ' // trim(names(c)))
+      else
+        call expect_no_variable(names(c), '')
+      end if
     end do
     mpit_last = 0
+    mpit_now = 0
 #endif
   end subroutine start_counters
 
@@ -514,7 +559,11 @@ contains
 #ifdef SPC_HELPER
     do c = 1, NB
       call spc_counter_start(names(bound(c)), mpit_bound(c), check, comm=HANDLE_VALUE(dup))
-      call helper_ok('spc_counter_start ' // trim(names(bound(c))) // ' bound to the duplicate')
+      if (counted(bound(c))) then
+        call helper_ok('spc_counter_start ' // trim(names(bound(c))) // ' bound to the duplicate')
+      else
+        call expect_no_variable(names(bound(c)), ' bound to the duplicate')
+      end if
     end do
 #endif
   end subroutine start_bound
@@ -534,6 +583,7 @@ contains
     papi_last = papi_now
 #ifdef SPC_HELPER
     do c = 1, NC
+      if (.not. counted(c)) cycle
       call spc_counter_read(mpit(c), mpit_now(c), check)
       call helper_ok('spc_counter_read ' // trim(names(c)))
       if (pred(c, phase) == UNPREDICTED) cycle
@@ -542,6 +592,7 @@ contains
     mpit_last = mpit_now
     if (phase == 3) then
       do c = 1, NB
+        if (.not. counted(bound(c))) cycle
         call spc_counter_read(mpit_bound(c), value, check)
         call helper_ok('spc_counter_read bound')
         call compare(phase, 'MPI_T bound to the duplicate', names(bound(c)), value, bpred(c))
@@ -577,6 +628,19 @@ contains
   end subroutine stop_counters
 
 #ifdef SPC_HELPER
+  ! After spc_counter_start of a counter the job's PML does not count.
+  subroutine expect_no_variable(name, how)
+    character(len=*), intent(in) :: name, how
+    character(len=512) :: message
+    if (check /= SPC_COUNTER_UNKNOWN) then
+      nfail = nfail + 1
+      message = 'an MPI_T variable'
+      if (check /= SPC_COUNTER_OK) call spc_counter_error(message)
+      print '(a, i0, 5a)', 'FAIL rank ', rank, ': ', trim(name), how, &
+        ', not counted by this PML, is offered: ', trim(message)
+    end if
+  end subroutine expect_no_variable
+
   subroutine helper_ok(what)
     character(len=*), intent(in) :: what
     character(len=512) :: message

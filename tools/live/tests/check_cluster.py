@@ -9,6 +9,7 @@ a phase of N, and where each rank runs is read from the files the ranks
 wrote (rank from MPI_Comm_rank, node from gethostname), never from Slurm.
 
 usage: check_cluster.py MODE --simcluster S --mpirun M --job J --exporter E --top T --record R --scratch DIR
+                        [--mpirun-arg=ARG ...]
 modes:
   launch  srun --mpi=pmix, salloc + mpirun and sbatch + mpirun on 3 nodes x 2
           ranks: Prometheus (targets by file-based service discovery) sums
@@ -26,7 +27,16 @@ modes:
           spc-top shows only their own job.
   bad     a second exporter on a port in use says so and exits 1; a foreign
           and a damaged file in the folder are named once each, however many
-          scrapes, and the job beside them is still served exactly."""
+          scrapes, and the job beside them is still served exactly.
+  pml     launch's salloc + mpirun under pml ucx, which the --mpirun-arg
+          options select (pml_mpirun_args of pvar_export/tests/meson.build),
+          over tcp between the nodes (UCX_OVER_TCP): checked as in launch,
+          and the report names the PML and what it does not count, the
+          exporters serve no series of those; then the kill -9 of faults
+          under pml ucx: the other ranks keep their counts.
+In launch and pml, the finalize CSV has each rank's SEND, IRECV and user
+bytes exactly, and under ob1 (launch) no line of what a PML does not count
+and the exporters' series of those (the control)."""
 import argparse
 import atexit
 import csv
@@ -49,10 +59,41 @@ from check_live import check, fail, http_get, stop_group
 
 N, M, SIZE = 10, 5, 100   # messages per phase (times rank + 1), bytes per message
 PORT = 9466                # each exporter listens on its own node's address
+# UCX's shared-memory transports reach any process with the same kernel boot
+# id (ucs_get_system_id), and the simulated nodes share this machine's
+# kernel: unless told, UCX would run between them through /dev/shm.  So tcp
+# (and self), on the nodes' interface, and at log level info UCX says which
+# transports each connection took ("ep_cfg[N]: tag(tcp/eth0)").
+UCX_OVER_TCP = ["-x", "UCX_TLS=tcp,self", "-x", "UCX_NET_DEVICES=eth0", "-x", "UCX_LOG_LEVEL=info"]
 
 
 def sends(rank, phases):
     return sum(phases) * (rank + 1)
+
+
+def selected_pml(mpirun_args):
+    """The PML mpirun's arguments select: the value of their --mca pml."""
+    for at in range(len(mpirun_args) - 2):
+        if mpirun_args[at] in ("--mca", "-mca") and mpirun_args[at + 1] == "pml":
+            return mpirun_args[at + 2]
+    return "ob1"
+
+
+def as_environment(mpirun_args):
+    """mpirun's --mca NAME VALUE and -x NAME=VALUE as the environment that
+    sets them for ranks srun starts."""
+    env, rest = {}, list(mpirun_args)
+    while rest:
+        if rest[0] in ("--mca", "-mca") and len(rest) >= 3:
+            env["OMPI_MCA_" + rest[1]] = rest[2]
+            rest = rest[3:]
+        elif rest[0] == "-x" and len(rest) >= 2 and "=" in rest[1]:
+            name, value = rest[1].split("=", 1)
+            env[name] = value
+            rest = rest[2:]
+        else:
+            fail(f"no environment for the mpirun argument {rest[0]}")
+    return env
 
 
 # --- the cluster ------------------------------------------------------------------
@@ -139,6 +180,12 @@ class Exporter(check_live.Exporter):
             return f.read()
 
 
+def series_of(counters, text):
+    """Those of counters (names without OMPI_SPC_) of which an exposition
+    TEXT has a series."""
+    return [c for c in counters if re.search(rf"^ompi_spc_{c.lower()}(_total|_seconds_total)?{{", text, re.M)]
+
+
 def samples(text, name):
     """[(labels dict, value)] of metric NAME in an exposition TEXT."""
     found = []
@@ -218,17 +265,21 @@ def live_env(cluster, live, dump):
 
 class Job(check_live.Job):
     """cluster_job launched one of three ways, in the background, held
-    (go, wait and end as check_live's job, plus Slurm's cancel)."""
+    (go, wait and end as check_live's job, plus Slurm's cancel); with
+    mpirun_args, srun's ranks get them as environment."""
 
-    def __init__(self, args, cluster, how, ranks, nodes, phases, live, name, user=None, slurm_options=()):
+    def __init__(self, args, cluster, how, ranks, nodes, phases, live, name, user=None, slurm_options=(),
+                 mpirun_args=()):
         self.args, self.cluster, self.ranks, self.phases, self.name = args, cluster, ranks, phases, name
         self.hold = tempfile.mkdtemp(dir=args.scratch, prefix=f"hold-{name}-")
         self.dump = os.path.join(self.hold, "final.csv")
         os.chmod(self.hold, 0o777)
         env = live_env(cluster, live, self.dump)
+        if how == "srun":
+            env.update(as_environment(mpirun_args))
         program = [args.job, "--phases", ",".join(map(str, phases)), "--hold", self.hold, "--size", str(SIZE)]
         prefix = os.path.dirname(os.path.dirname(args.mpirun))
-        mpirun = [args.mpirun, "-np", str(ranks), "--prefix", prefix, "--map-by", "slot"]
+        mpirun = [args.mpirun, "-np", str(ranks), "--prefix", prefix, "--map-by", "slot", *mpirun_args]
         job_name = f"spc-{cluster.tag}-{name}"
         if how == "srun":
             command = ["srun", f"--job-name={job_name}", f"-N{nodes}", f"-n{ranks}", *slurm_options, "--mpi=pmix",
@@ -311,7 +362,20 @@ def fresh_live(args, name):
 
 
 def launch(args):
-    cluster = Cluster(args, 1)
+    launches(args, 1, ("srun", "salloc", "sbatch"), [])
+
+
+def pml(args):
+    # cm's arguments pin libfabric to the loopback interface: one node only
+    if selected_pml(args.mpirun_arg) != "ucx":
+        fail(f"pml: the --mpirun-arg options select pml {selected_pml(args.mpirun_arg)}, not ucx")
+    launches(args, 3, ("salloc",), args.mpirun_arg + UCX_OVER_TCP, kill=True)
+
+
+def launches(args, mode_index, hows, mpirun_args, kill=False):
+    """Each launch of hows, one job after the other, on one cluster; then,
+    with kill, a rank killed."""
+    cluster = Cluster(args, mode_index)
     pushgateway = prometheus = None
     jobs = []
     try:
@@ -323,10 +387,12 @@ def launch(args):
         text = http_get(cluster.exporters[1].url)
         check("ompi_spc_exporter_series 0\n" in text and "ompi_spc_send_total{" not in text,
               "control: with no job an exporter serves no rank series")
-        for how in ("srun", "salloc", "sbatch"):
-            job = Job(args, cluster, how, 6, 3, [N, M], live, how)
+        for how in hows:
+            job = Job(args, cluster, how, 6, 3, [N, M], live, how, mpirun_args=mpirun_args)
             jobs.append(job)
-            one_launch(args, cluster, prometheus, pushgateway, job, how, live)
+            one_launch(args, cluster, prometheus, pushgateway, job, how, live, selected_pml(mpirun_args))
+        if kill:
+            kill_one_rank(args, cluster, live, jobs, {}, mpirun_args, selected_pml(mpirun_args))
     finally:
         for job in jobs:
             job.end()
@@ -336,7 +402,9 @@ def launch(args):
         cluster.stop()
 
 
-def one_launch(args, cluster, prometheus, pushgateway, job, how, live):
+def one_launch(args, cluster, prometheus, pushgateway, job, how, live, pml):
+    # What the job's PML does not count; under ob1, the control, those it counts.
+    absent = check_live.NOT_COUNTED[pml] or check_live.OB1_ONLY
     placed = job.wait_ready(0)
     slurm_id = job.slurm_id
     check(bool(re.fullmatch(r"\d+", slurm_id or "")), f"{how}: Slurm's job id {slurm_id} from squeue")
@@ -377,6 +445,9 @@ def one_launch(args, cluster, prometheus, pushgateway, job, how, live):
             if labels["jobid"] == slurm_id}
     want = {r: float(sends(r, [N])) for r, (host, _, _) in identity.items() if host == "n2"}
     check(mine == want, f"{how}: n2's exporter killed (SIGKILL) and restarted serves the same SEND {want}")
+    series = series_of(absent, text)
+    check(series == (absent if pml == "ob1" else []),
+          f"{how}: under pml {pml}, of {absent} n2's exporter serves {series}")
     served = [int(v) for v in re.findall(r"^ompi_spc_exporter_series (\d+)$", text, re.M)]
     lines = len([line for line in text.splitlines() if re.match(r"ompi_spc_(?!exporter_)\w+\{", line)])
     check(served == [lines] and lines % 2 == 0 and lines > 0,
@@ -439,6 +510,29 @@ def one_launch(args, cluster, prometheus, pushgateway, job, how, live):
             if r["counter"] == "OMPI_SPC_SEND"}
     want = {r: (sends(r, [N, M]), slurm_id, identity[r][2], identity[r][0]) for r in range(6)}
     check(sent == want, f"{how}: the finalize CSV's SEND rows carry job, step and node ({sent})")
+    values = {(int(r["rank"]), r["counter"].removeprefix("OMPI_SPC_")): int(r["value"]) for r in rows}
+    want = {}
+    for r in range(6):
+        out, into = sends(r, [N, M]), sends((r - 1) % 6, [N, M])  # the ring: from rank r - 1
+        want.update({(r, "SEND"): out, (r, "IRECV"): into, (r, "BYTES_SENT_USER"): out * SIZE,
+                     (r, "BYTES_RECEIVED_USER"): into * SIZE})
+    got = {key: values.get(key) for key in want}
+    check(got == want, f"{how}: under pml {pml} the finalize CSV has each rank's SEND, IRECV and user bytes "
+                       f"exactly ({got})")
+    rows_of = sorted({name for _, name in values} & set(absent))
+    check(rows_of == (sorted(absent) if pml == "ob1" else []),
+          f"{how}: under pml {pml}, of {absent} the finalize CSV has rows of {rows_of}")
+    note = [(name, sorted(names.split(", ")))
+            for name, names in re.findall(r"^\(not counted by pml (\w+): (.*)\)$", job.log(), re.M)]
+    check(note == ([] if pml == "ob1" else [(pml, sorted("OMPI_SPC_" + c for c in absent))]),
+          f"{how}: the finalize table names what pml {pml} does not count, nothing under ob1 ({note})")
+    if pml == "ucx":
+        # every connection's transports as UCX_OVER_TCP asks: tcp between the ranks, self within one
+        configs = re.findall(r"ep_cfg\[\d+\]: (.*)$", job.log(), re.M)
+        lanes = set(re.findall(r"\b(\w+)/(\w+)\b", " ".join(configs)))
+        check(configs and ("tcp", "eth0") in lanes and {tl for tl, _ in lanes} <= {"tcp", "self"},
+              f"{how}: UCX connected the ranks over tcp on the nodes' eth0 ({sorted(lanes)}, "
+              f"{len(configs)} connection configurations)")
 
 
 def scrape_all(cluster):
@@ -505,25 +599,7 @@ def faults(args):
         files = wait_until(lambda: sorted(f for f in os.listdir(live) if f.startswith(check_live.PREFIX)),
                            lambda v: len(v) == 3)
         check(len(files) == 3, f"the time-limited job's files are removed too ({files})")
-        # kill -9 of one rank of a third job
-        killed = Job(args, cluster, "srun", 3, 3, [N, M], live, "killed")
-        jobs.append(killed)
-        placed = killed.wait_ready(0)
-        want.update({(killed.slurm_id, r): float(sends(r, [N])) for r in range(3)})
-        seen = wait_until(lambda: scrape_all(cluster)[0], lambda v: v == want)
-        check(seen == want, f"control: the third job reads exactly ({seen})")
-        os.kill(placed[1][0], signal.SIGKILL)
-        gone = wait_until(lambda: scrape_all(cluster)[0], lambda v: (killed.slurm_id, 1) not in v)
-        check((killed.slurm_id, 1) not in gone, "the killed rank's series is gone at the next sweep")
-        check({k: v for k, v in gone.items() if k[0] == survivor.slurm_id} ==
-              {k: v for k, v in want.items() if k[0] == survivor.slurm_id},
-              "the other job's counts are intact")
-        # Slurm leaves the killed rank's step running (no --kill-on-bad-exit):
-        # its other ranks, held, still read what they sent
-        survivors = {k: v for k, v in gone.items() if k[0] == killed.slurm_id}
-        check(survivors == {(killed.slurm_id, 0): float(sends(0, [N])), (killed.slurm_id, 2): float(sends(2, [N]))},
-              f"the killed rank's job's other ranks keep their counts ({survivors})")
-        killed.end()
+        kill_one_rank(args, cluster, live, jobs, want)
         survivor.go(0)
         survivor.wait_ready(1)
         survivor.go(1)
@@ -533,6 +609,33 @@ def faults(args):
         for job in jobs:
             job.end()
         cluster.stop()
+
+
+def kill_one_rank(args, cluster, live, jobs, others, mpirun_args=(), pml="ob1"):
+    """kill -9 of one rank of a job of 3 on 3 nodes, held, under the PML of
+    mpirun_args, beside the held jobs whose series others are: the killed
+    rank's series goes, every other rank's stays exact."""
+    killed = Job(args, cluster, "srun", 3, 3, [N, M], live, "killed", mpirun_args=mpirun_args)
+    jobs.append(killed)
+    placed = killed.wait_ready(0)
+    want = dict(others)
+    want.update({(killed.slurm_id, r): float(sends(r, [N])) for r in range(3)})
+    seen, texts = wait_until(lambda: scrape_all(cluster), lambda v: v[0] == want)
+    check(seen == want, f"control: the job whose rank is killed reads exactly ({seen})")
+    if pml != "ob1":  # the ranks srun started run that PML: no series of what it does not count
+        series = [c for text in texts.values() for c in series_of(check_live.NOT_COUNTED[pml], text)]
+        check(series == [], f"the job whose rank is killed runs pml {pml}: no series of {series}")
+    os.kill(placed[1][0], signal.SIGKILL)
+    gone = wait_until(lambda: scrape_all(cluster)[0], lambda v: (killed.slurm_id, 1) not in v)
+    check((killed.slurm_id, 1) not in gone, "the killed rank's series is gone at the next sweep")
+    check({k: v for k, v in gone.items() if k[0] != killed.slurm_id} == others,
+          "the other jobs' counts are intact")
+    # Slurm leaves the killed rank's step running (no --kill-on-bad-exit):
+    # its other ranks, held, still read what they sent
+    survivors = {k: v for k, v in gone.items() if k[0] == killed.slurm_id}
+    check(survivors == {(killed.slurm_id, 0): float(sends(0, [N])), (killed.slurm_id, 2): float(sends(2, [N]))},
+          f"the killed rank's job's other ranks keep their counts ({survivors})")
+    killed.end()
 
 
 def two_users(args, cluster, live):
@@ -745,9 +848,11 @@ def others_can_enter(path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["launch", "faults", "bad"])
+    parser.add_argument("mode", choices=["launch", "faults", "bad", "pml"])
     for name in ("simcluster", "mpirun", "job", "top", "record", "exporter", "scratch"):
         parser.add_argument("--" + name, required=True)
+    parser.add_argument("--mpirun-arg", action="append", default=[],
+                        help="an mpirun argument that selects the PML of the pml mode (repeat it)")
     args = parser.parse_args()
     if os.getuid() != 0:
         fail("needs root: the cluster's daemons and namespaces")
