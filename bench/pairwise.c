@@ -4,7 +4,11 @@
  * and the counters say how many messages arrived out of sequence.
  *
  * usage: mpirun -np 2 pairwise [--threads T] [--window W] [--size S]
- *        [--iterations I] [--warmup N] [--no-ack] [--no-counters]
+ *        [--iterations I] [--warmup N] [--no-ack] [--no-counters] [--all-exact]
+ * The exact counts are the same under ob1, ucx and cm: calls in the MPI
+ * layer, user bytes from each PML's send and receive sites, MPI's negative
+ * tags apart; --all-exact makes a count without a variable fail, where
+ * otherwise (upstream, a PML that would not count it) it is left unchecked.
  * Output (rank 0): one JSON line, then one line starting with "#" for humans;
  * exit status BENCH_EXIT_* (mpi_bench.h).
  */
@@ -17,21 +21,22 @@
 
 struct options {
     int threads, window, size, iterations, warmup;
-    bool ack, counters;
+    bool ack, counters, all_exact;
 };
 
 /* ---- command line --------------------------------------------------------- */
 
 static const char usage_text[] =
     "usage: mpirun -np 2 pairwise [--threads T] [--window W] [--size S] [--iterations I]\n"
-    "                             [--warmup N] [--no-ack] [--no-counters]\n"
+    "                             [--warmup N] [--no-ack] [--no-counters] [--all-exact]\n"
     "  --threads T     threads per rank, thread t of rank 0 pairs with thread t of rank 1 (2)\n"
     "  --window W      MPI_Isend/MPI_Irecv posted per thread and iteration (256)\n"
     "  --size S        bytes per message (64)\n"
     "  --iterations I  measured iterations (100)\n"
     "  --warmup N      warm-up iterations, counted by the counters but not timed (10)\n"
     "  --no-ack        no 1-byte acknowledgement after each window\n"
-    "  --no-counters   read no performance variable (and turn none on)\n";
+    "  --no-counters   read no performance variable (and turn none on)\n"
+    "  --all-exact     fail if an exact count has no variable (ours: every PML counts them)\n";
 
 static bool apply_option(int option, const char *value, void *options, char *error, size_t len)
 {
@@ -44,6 +49,7 @@ static bool apply_option(int option, const char *value, void *options, char *err
     case 'u': return parse_int("--warmup", value, 0, 1 << 24, &o->warmup, error, len);
     case 'a': o->ack = false; return true;
     case 'c': o->counters = false; return true;
+    case 'x': o->all_exact = true; return true;
     default: snprintf(error, len, "option '%c' is in the table but not handled", option); return false;
     }
 }
@@ -54,7 +60,8 @@ static bool parse_options(int argc, char **argv, struct options *o, char *error,
         {"threads", required_argument, NULL, 't'}, {"window", required_argument, NULL, 'w'},
         {"size", required_argument, NULL, 's'}, {"iterations", required_argument, NULL, 'i'},
         {"warmup", required_argument, NULL, 'u'}, {"no-ack", no_argument, NULL, 'a'},
-        {"no-counters", no_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
+        {"no-counters", no_argument, NULL, 'c'}, {"all-exact", no_argument, NULL, 'x'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     *o = (struct options){.threads = 2, .window = 256, .size = 64, .iterations = 100,
                           .warmup = 10, .ack = true, .counters = true};
@@ -63,6 +70,10 @@ static bool parse_options(int argc, char **argv, struct options *o, char *error,
     }
     if ((long)o->window * o->size > (1L << 30)) {
         snprintf(error, len, "--window x --size must stay within 1 GiB per thread");
+        return false;
+    }
+    if (o->all_exact && !o->counters) {
+        snprintf(error, len, "--all-exact reads the counters: not with --no-counters");
         return false;
     }
     return true;
@@ -262,7 +273,7 @@ struct check {
  * and stop (ours): upstream 4.1.4 splits user from MPI bytes by a tag it can
  * read before the send completes (pml_ob1_sendreq.c:514), so there they are
  * only reported. */
-static int exact_checks(struct check *checks)
+static int exact_checks(struct check *checks, int *unread)
 {
     const unsigned long long rounds = (unsigned long long)opt.warmup + (unsigned long long)opt.iterations;
     const unsigned long long messages = (unsigned long long)opt.threads * (unsigned long long)opt.window * rounds;
@@ -289,6 +300,9 @@ static int exact_checks(struct check *checks)
         if (known(r, c)) {
             checks[n++] = (struct check){wanted[i].what, wanted[i].expected, values[r][c],
                                          wanted[i].calls || STARTED == states[r][c]};
+        } else if (opt.all_exact) {
+            fprintf(stderr, "pairwise: FATAL: %s: %s, not read\n", wanted[i].what, status_names[states[r][c]]);
+            ++*unread;
         }
     }
     return n;
@@ -361,8 +375,9 @@ static int report(double seconds)
         printf("}");
     }
     struct check checks[8];
-    const int num_checks = exact_checks(checks);
-    bool ok = true;
+    int unread = 0;
+    const int num_checks = exact_checks(checks, &unread);
+    bool ok = 0 == unread;
     printf("}, \"checks\": [");
     for (int i = 0; i < num_checks; ++i) {
         const struct check *k = &checks[i];

@@ -8,7 +8,14 @@ failing the job, and that sampled timers are reported as estimates; with
 7 sends on MPI_COMM_WORLD and 3 on the duplicate "ping dup", freed before
 MPI_Finalize, on rank 0, as many receives on rank 1, 4 bytes each.
 
-usage: check_dump.py MPIRUN DUMP_PING"""
+Under PML (mpirun's ARGS select it; ob1 over shared memory without them)
+all of that is the same but for what the PML does not count: no row of
+it in either CSV, none in the table, the sampled MATCH_TIME named in the
+report's one "(not counted by pml PML: ...)" line instead of estimated;
+and the communicators' CSV has every counter the same job under ob1 has
+but those (the control: ob1's has rows of some of them).
+
+usage: check_dump.py MPIRUN DUMP_PING [PML ARGS...]"""
 import csv
 import os
 import re
@@ -16,12 +23,17 @@ import subprocess
 import sys
 import tempfile
 
+from check_not_offered import NOT_COUNTED
+
 SENDS, DUP_SENDS = 7, 3  # dump_ping.c: on MPI_COMM_WORLD, on its duplicate
 ALL = SENDS + DUP_SENDS
 
 
-def run(mpirun, program, attach, dump_file, *mca):
-    command = [mpirun, "-np", "2", "--mca", "btl", "self,vader",
+OB1_OVER_VADER = ["--mca", "pml", "ob1", "--mca", "btl", "self,vader"]
+
+
+def run(mpirun, program, pml_args, attach, dump_file, *mca):
+    command = [mpirun, "-np", "2", *pml_args,
                "--mca", "mpi_spc_attach", attach, "--mca", "mpi_spc_dump_enabled", "true",
                "--mca", "mpi_spc_dump_file", dump_file, *mca, program]
     result = subprocess.run(command, capture_output=True, text=True, timeout=120)
@@ -38,23 +50,29 @@ def row(text, counter):
     return None
 
 
-def check_comm_csv(path, failures):
-    """Per rank, communicator and counter: the sends and receives of each
-    communicator, named, with its size; MPI_COMM_SELF carried nothing."""
+def comm_csv_rows(path, failures):
     try:
         with open(path) as f:
-            rows = list(csv.DictReader(f))
+            return list(csv.DictReader(f))
     except OSError as error:
-        failures.append(f"no communicators' CSV: {error}")
-        return
+        failures.append(f"no communicators' CSV ({path}): {error}")
+        return []
+
+
+def check_comm_csv(path, pml, ob1_path, failures):
+    """Per rank, communicator and counter: the sends and receives of each
+    communicator, named, with its size; MPI_COMM_SELF carried nothing.
+    The counters: ob1's (the job of ob1_path) but what pml does not count."""
+    rows = comm_csv_rows(path, failures)
     values = {(r["rank"], r["comm_name"], r["counter"]): int(r["value"]) for r in rows}
     expected = {}
     for name, count in (("MPI_COMM_WORLD", SENDS), ("ping dup", DUP_SENDS)):
         expected.update({("0", name, "OMPI_SPC_SEND"): count, ("1", name, "OMPI_SPC_SEND"): 0,
                          ("0", name, "OMPI_SPC_RECV"): 0, ("1", name, "OMPI_SPC_RECV"): count,
                          ("0", name, "OMPI_SPC_BYTES_SENT_USER"): 4 * count,
-                         ("1", name, "OMPI_SPC_BYTES_RECEIVED_USER"): 4 * count,
-                         ("1", name, "OMPI_SPC_UNEXPECTED_IN_QUEUE"): 0})
+                         ("1", name, "OMPI_SPC_BYTES_RECEIVED_USER"): 4 * count})
+        if pml == "ob1":
+            expected[("1", name, "OMPI_SPC_UNEXPECTED_IN_QUEUE")] = 0
     for rank in ("0", "1"):
         expected[(rank, "MPI_COMM_SELF", "OMPI_SPC_SEND")] = 0
     wrong = {key: values.get(key) for key, value in expected.items() if values.get(key) != value}
@@ -63,16 +81,27 @@ def check_comm_csv(path, failures):
     sizes = {r["comm_ranks"] for r in rows if r["comm_name"] in ("MPI_COMM_WORLD", "ping dup")}
     if sizes != {"2"}:
         failures.append(f"communicators' CSV sizes: {sizes}")
+    if pml != "ob1":
+        counters = {r["counter"] for r in rows}
+        ob1_counters = {r["counter"] for r in comm_csv_rows(ob1_path, failures)}
+        not_counted = {"OMPI_SPC_" + name for name in NOT_COUNTED[pml]}
+        if not ob1_counters & not_counted:
+            failures.append(f"control: ob1's communicators' CSV has no row of {sorted(not_counted)}")
+        if counters != ob1_counters - not_counted:
+            failures.append(f"communicators' CSV under {pml}: rows of {sorted(counters & not_counted)}, "
+                            f"none of {sorted(ob1_counters - not_counted - counters)}")
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3 or (len(sys.argv) > 3 and sys.argv[3] not in ("ob1", *NOT_COUNTED)):
         sys.exit(__doc__)
-    mpirun, program = sys.argv[1:]
+    mpirun, program = sys.argv[1:3]
+    pml = sys.argv[3] if len(sys.argv) > 3 else "ob1"
+    pml_args = sys.argv[4:] if len(sys.argv) > 3 else OB1_OVER_VADER
     failures = []
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "spc.csv")
-        result = run(mpirun, program, "SEND,RECV,SNED", path)
+        result = run(mpirun, program, pml_args, "SEND,RECV,SNED", path)
         if result.returncode != 0:
             failures.append("the job failed")
         # counter unit min mean max max-rank
@@ -101,25 +130,33 @@ def main():
             if values.get(key) != value:
                 failures.append(f"CSV {key}: {values.get(key)}, expected {value}")
 
-        bad = run(mpirun, program, "SEND", os.path.join(folder, "no", "such", "folder", "x.csv"))
+        bad = run(mpirun, program, pml_args, "SEND", os.path.join(folder, "no", "such", "folder", "x.csv"))
         if bad.returncode != 0:
             failures.append("an unwritable CSV path failed the job")
         if "cannot write mpi_spc_dump_file" not in bad.stdout + bad.stderr:
             failures.append("no clear message for the unwritable CSV path")
 
-        sampled = run(mpirun, program, "MATCH_TIME", path, "--mca", "mpi_spc_timer_sampling", "4")
+        sampled = run(mpirun, program, pml_args, "MATCH_TIME", path, "--mca", "mpi_spc_timer_sampling", "4")
         estimate = re.search(r"\(OMPI_SPC_MATCH_TIME is an estimate: 1 in 4 intervals timed, "
                              r"(\d+) timed on all ranks together\)", sampled.stdout)
-        if sampled.returncode != 0 or not estimate or int(estimate.group(1)) < 1:
+        if pml == "ob1" and (sampled.returncode != 0 or not estimate or int(estimate.group(1)) < 1):
             failures.append("a sampled MATCH_TIME is not reported as an estimate with its intervals")
-        exact = run(mpirun, program, "MATCH_TIME", path)
+        if pml != "ob1":
+            named = [line for line in sampled.stdout.splitlines()
+                     if line.startswith(f"(not counted by pml {pml}: ")]
+            if sampled.returncode != 0 or estimate or len(named) != 1 or "OMPI_SPC_MATCH_TIME" not in named[0]:
+                failures.append(f"MATCH_TIME under {pml}: estimated, or not named once as not counted: {named}")
+        exact = run(mpirun, program, pml_args, "MATCH_TIME", path)
         if "is an estimate" in exact.stdout:
             failures.append("an exact timer is reported as an estimate")
         if "MESSAGE_SIZES" in exact.stdout or any("_BIN" in r["counter"] for r in rows):
             failures.append("histograms reported without \"traffic\" attached")
         if os.path.exists(os.path.join(folder, "spc.comms.csv")):
             failures.append("a communicators' CSV without \"traffic\" attached")
-        traffic = run(mpirun, program, "SEND,traffic", path)
+        traffic = run(mpirun, program, pml_args, "SEND,traffic", path)
+        in_table = [name for name in NOT_COUNTED.get(pml, []) if row(traffic.stdout, "OMPI_SPC_" + name)]
+        if in_table:
+            failures.append(f"the table under {pml} has rows of {in_table}")
         for histogram in ("OMPI_SPC_MESSAGE_SIZES_SENT", "OMPI_SPC_MESSAGE_SIZES_RECEIVED"):
             table = traffic.stdout.split(histogram + " (messages by size, 2 ranks)")
             bins = [line.split() for line in table[1].splitlines()[2:4]] if len(table) == 2 else []
@@ -135,8 +172,11 @@ def main():
                 any(histogram_rows.get(key) != value for key, value in expected.items()):
             failures.append(f"CSV histogram rows: {len(histogram_rows)}, "
                             f"non-zero {[(k, v) for k, v in histogram_rows.items() if v]}")
-        check_comm_csv(os.path.join(folder, "spc.comms.csv"), failures)
-        zero = run(mpirun, program, "SEND", path, "--mca", "mpi_spc_timer_sampling", "0")
+        ob1_path = os.path.join(folder, "ob1.csv")
+        if pml != "ob1":
+            run(mpirun, program, OB1_OVER_VADER, "SEND,traffic", ob1_path)
+        check_comm_csv(os.path.join(folder, "spc.comms.csv"), pml, os.path.join(folder, "ob1.comms.csv"), failures)
+        zero = run(mpirun, program, pml_args, "SEND", path, "--mca", "mpi_spc_timer_sampling", "0")
         if zero.returncode != 0 or "mpi_spc_timer_sampling must be 1 or more, not 0" not in \
                 zero.stdout + zero.stderr:
             failures.append("no clear message for mpi_spc_timer_sampling 0, or the job failed")

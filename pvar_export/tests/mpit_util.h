@@ -119,6 +119,17 @@ static inline void take_pml_argument(int argc, char **argv)
     }
 }
 
+/* The same from a last "--pml PML" of a test with arguments of its own
+ * (argc loses the two). */
+static inline void take_pml_option(int *argc, char **argv)
+{
+    if (*argc >= 3 && strcmp(argv[*argc - 2], "--pml") == 0) {
+        char *pml_argv[] = {argv[0], argv[*argc - 1]};
+        take_pml_argument(2, pml_argv);
+        *argc -= 2;
+    }
+}
+
 /* Whether the job's PML counts counter name (without OMPI_SPC_): ob1 all;
  * ucx none of ob1's queues, their order, its match timers or RDMA bytes,
  * which UCX keeps to itself; cm not UNEXPECTED either, which no MTL is
