@@ -7,14 +7,18 @@ the job was told to make.
 
 usage: check_live.py MODE --mpirun M --job J --top T --record R --exporter E --scratch DIR [...]
 modes:
-  exact       N sends, held: each rank reads exactly N (SEND, RECV, user bytes,
-              and with --unexpected K the queue level and watermark K), then
-              N + M at the second hold; with --keep the finalized values stay
-              readable after the job and --clean removes them, without it the
-              files are gone.  --btl, --threads.
+  exact       N sends, held: each rank reads exactly N (SEND, RECV, user bytes),
+              then N + M at the next hold; with --unexpected K, first two
+              holds without an exchange: under ob1 the queue level and
+              watermark K, UNEXPECTED K from the first hold (counted as they
+              arrive), under ucx UNEXPECTED 0 then K (counted as they are
+              received), under cm no UNEXPECTED; with --keep the finalized
+              values stay readable after the job and --clean removes them,
+              without it the files are gone.  --btl, --threads, --pml.
   kill        kill -9 rank 1 at the first hold: its file reads dead with the N
-              sends it made, --clean removes the files, a new job in the same
-              folder reads exactly.
+              sends it made, rank 0's, ended by mpirun, keeps its N too,
+              --clean removes the files, a new job in the same folder reads
+              exactly.  --pml.
   files       the files are 0600 and the user's, another user cannot read them
               (its spc-top shows only that there are files of others),
               mpi_spc_live_group opens them to that group; damaged files give
@@ -28,7 +32,8 @@ modes:
               node, one Prometheus: the sum over ranks of SEND is the job's
               total, and each series carries its node's name.
   pml         a job under --pml NAME (ucx or cm; --mpirun-arg gives the
-              arguments that select it): spc-top, spc-exporter and
+              arguments that select it, as in exact and kill, where every
+              spc-top read checks what the PML leaves out): spc-top, spc-exporter and
               spc-record leave out what that PML does not count, and read
               SEND and the user bytes exactly; first the control, the same
               job under ob1, whose readers show those counters."""
@@ -184,42 +189,100 @@ def fresh_dir(args, name):
 
 # --- modes ---------------------------------------------------------------------
 
+def pml_of(args):
+    """The job's PML: --pml, else ob1 (the prefix's default)."""
+    return args.pml or "ob1"
+
+
+def expect_pml(shown, seen, pml, what):
+    """spc-top shows no row of what PML does not count and names exactly
+    those; under ob1 every row and no such line.  This also tells that the
+    job ran under PML: each PML leaves out a different set."""
+    absent = NOT_COUNTED[pml]
+    rows = [c for c in OB1_ONLY + ["UNEXPECTED"] if "OMPI_SPC_" + c in seen["values"]]
+    note = re.search(r"^  \(not counted by this job's PML: (.*)\)$", shown.stdout, re.M)
+    named = sorted(note.group(1).split()) if note else []
+    check(sorted(set(OB1_ONLY + ["UNEXPECTED"]) - set(rows)) == sorted(absent)
+          and named == sorted("OMPI_SPC_" + c for c in absent),
+          f"{what}: under pml {pml} spc-top leaves out and names {absent} (rows {rows}, named {named})")
+
+
+def unexpected_held(pml, k, p):
+    """UNEXPECTED per rank held after phase p of [0, 0, N, M], K messages
+    parked at rank 1 before phase 0, received at the start of phase 1 (None
+    where the PML does not count it).  ob1 counts a message when it arrives
+    with no receive posted: the K by the first hold.  ucx counts one when a
+    receive is posted for a message UCX already holds: the K in phase 1,
+    each received after waiting since before the first hold.  Rank 0
+    receives nothing before phase 2, and no barrier runs (live_job.c), so
+    the two quiet phases leave nothing to chance."""
+    if pml == "cm":
+        return None
+    return {0: 0, 1: k if pml == "ob1" or p >= 1 else 0}
+
+
 def exact(args):
+    pml = pml_of(args)
     live = fresh_dir(args, f"exact-{args.btl}-{args.threads}")
     check(top(args, live).stdout.startswith("no live counters"), "control: an empty folder shows no job")
     t, k = args.threads, args.unexpected
     # With K unexpected messages, phase 0 makes only them (and the fence
-    # behind them), so that the queue's watermark is exactly K while held.
-    phases = [0, N, M] if k else [N, M]
+    # behind them), so that the queue's watermark is exactly K while held,
+    # and phase 1 only rank 1's receives of them, so that UNEXPECTED is
+    # exact under ucx too once they are received.
+    phases = [0, 0, N, M] if k else [N, M]
     mca = [("mpi_spc_live_keep", "1")] if args.keep else []
-    job = Job(args, live, phases, threads=t, unexpected=k, btl="self," + args.btl, mca=mca)
+    job = Job(args, live, phases, threads=t, unexpected=k, btl="self," + args.btl, mca=mca,
+              mpirun_args=args.mpirun_arg)
     jobid = None
+    last = {}
     for p in range(len(phases)):
         job.wait_ready(p)
-        jobid, seen = one_job(top(args, live))
+        shown = top(args, live)
+        jobid, seen = one_job(shown)
+        what = f"held after phase {p} {phases[:p + 1]}"
         if p == 0:
             check(seen["status"] == "running" and seen["ranks"] == {0: "running", 1: "running"},
                   f"job {jobid} and both ranks are running")
+        expect_pml(shown, seen, pml, what)
         sent = t * sum(phases[:p + 1])                 # each way, by the phases
         extra_sent = k + 1 if k else 0                 # rank 0: K, then the fence
         extra_received = (1 if k else 0) + (k if p >= 1 else 0)  # rank 1: the fence, then the K
         expected = {
             "SEND": {0: sent + extra_sent, 1: sent}, "RECV": {0: sent, 1: sent + (k if p >= 1 else 0)},
             "BYTES_SENT_USER": {0: (sent + extra_sent) * SIZE, 1: sent * SIZE},
-            "BYTES_RECEIVED_USER": {0: sent * SIZE, 1: (sent + extra_received) * SIZE},
-            "UNEXPECTED_IN_QUEUE": {0: 0, 1: k if p == 0 else 0}}
-        if k and p == 0:
-            expected["MAX_UNEXPECTED_IN_QUEUE"] = {1: k}
-        expect_values(seen, expected, f"held after phase {p} {phases[:p + 1]}")
-        if k and p > 0:
-            check(seen["values"]["OMPI_SPC_MAX_UNEXPECTED_IN_QUEUE"][1] >= k, "the watermark keeps its high")
+            "BYTES_RECEIVED_USER": {0: sent * SIZE, 1: (sent + extra_received) * SIZE}}
+        if pml == "ob1":
+            # levels and watermarks exist under ob1 only (the other PMLs
+            # keep no queue of theirs: expect_pml checked they have no row)
+            expected["UNEXPECTED_IN_QUEUE"] = {0: 0, 1: k if p == 0 else 0}
+            if k and sent == 0:
+                expected["MAX_UNEXPECTED_IN_QUEUE"] = {0: 0, 1: k}
+        if k and sent == 0 and unexpected_held(pml, k, p) is not None:
+            expected["UNEXPECTED"] = unexpected_held(pml, k, p)
+        expect_values(seen, expected, what)
+        if k and sent > 0:
+            # the exchanges' blocking receives meet their messages waiting
+            # or not as the ranks run: only that nothing goes back
+            for counter in ("UNEXPECTED", "MAX_UNEXPECTED_IN_QUEUE"):
+                if counter in last:
+                    now = seen["values"].get("OMPI_SPC_" + counter, {}).get(1)
+                    check(now is not None and now >= last[counter],
+                          f"{what}: rank 1's {counter} does not go back ({last[counter]}, then {now})")
+        last = {c[len("OMPI_SPC_"):]: v[1] for c, v in seen["values"].items()}
         job.go(p)
     check(job.wait() == 0, "the job ends cleanly")
     final_sends = {0: t * sum(phases) + (k + 1 if k else 0), 1: t * sum(phases)}
     if args.keep:
-        _, seen = one_job(top(args, live))
+        shown = top(args, live)
+        _, seen = one_job(shown)
         check(seen["ranks"] == {0: "finalized", 1: "finalized"}, "kept files read as finalized")
+        expect_pml(shown, seen, pml, "finalized")
         expect_values(seen, {"SEND": final_sends}, "finalized")
+        if k and "UNEXPECTED" in last:
+            # MPI_Finalize receives nothing (a PMIx fence, no barrier):
+            # rank 1's UNEXPECTED is that of the last hold
+            expect_values(seen, {"UNEXPECTED": {1: last["UNEXPECTED"]}}, "finalized, as at the last hold")
         clean = subprocess.run([args.top, "--clean", "--dir", live], capture_output=True, text=True)
         print(clean.stdout + clean.stderr)
         check(clean.returncode == 0 and "2 files removed" in clean.stdout and segment_files(live) == [],
@@ -229,26 +292,33 @@ def exact(args):
 
 
 def kill(args):
+    pml = pml_of(args)
     live = fresh_dir(args, "kill")
-    job = Job(args, live, [N, M], btl="self,vader")
+    job = Job(args, live, [N, M], btl="self,vader", mpirun_args=args.mpirun_arg)
     pids = job.wait_ready(0)
     os.kill(pids[1], signal.SIGKILL)
     status = job.wait()
     check(status != 0, f"mpirun reports the killed rank (status {status})")
-    jobid, seen = one_job(top(args, live))
+    shown = top(args, live)
+    jobid, seen = one_job(shown)
     check(seen["ranks"].get(1) == "dead" and seen["status"] == "dead",
           f"the killed rank reads dead, not running ({seen['ranks']})")
-    expect_values(seen, {"SEND": {1: N}, "RECV": {1: N}, "BYTES_SENT_USER": {1: N * SIZE}},
-                  "what the killed rank counted")
+    # rank 0, ended by mpirun after rank 1 died, loses nothing of phase 0 either
+    held = {"SEND": {0: N, 1: N}, "RECV": {0: N, 1: N}, "BYTES_SENT_USER": {0: N * SIZE, 1: N * SIZE},
+            "BYTES_RECEIVED_USER": {0: N * SIZE, 1: N * SIZE}}
+    expect_values(seen, held, f"what both ranks counted, under pml {pml}")
+    expect_pml(shown, seen, pml, "the dead job")
     clean = subprocess.run([args.top, "--clean", "--dir", live], capture_output=True, text=True)
     print(clean.stdout + clean.stderr)
     check(clean.returncode == 0 and "2 files removed" in clean.stdout and segment_files(live) == [],
           "--clean removes both dead files")
-    job = Job(args, live, [N], btl="self,vader")
+    job = Job(args, live, [N], btl="self,vader", mpirun_args=args.mpirun_arg)
     job.wait_ready(0)
-    new_id, seen = one_job(top(args, live))
+    shown = top(args, live)
+    new_id, seen = one_job(shown)
     check(seen["ranks"] == {0: "running", 1: "running"}, "a new job in the same folder runs")
-    expect_values(seen, {"SEND": {0: N, 1: N}}, "the new job")
+    expect_values(seen, {"SEND": {0: N, 1: N}, "BYTES_RECEIVED_USER": {0: N * SIZE, 1: N * SIZE}}, "the new job")
+    expect_pml(shown, seen, pml, "the new job")
     job.go(0)
     check(job.wait() == 0, "the new job ends cleanly")
 
@@ -632,10 +702,13 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--unexpected", type=int, default=0)
     parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--pml", choices=["ucx", "cm"], help="the PML of the pml mode")
+    parser.add_argument("--pml", choices=["ucx", "cm"],
+                        help="the PML the job runs under (pml, exact, kill; else ob1, the default)")
     parser.add_argument("--mpirun-arg", action="append", default=[],
-                        help="an mpirun argument that selects --pml (repeat it; pml)")
+                        help="an mpirun argument that selects --pml (repeat it)")
     args = parser.parse_args()
+    if bool(args.pml) != bool(args.mpirun_arg) or (args.pml and args.mode not in ("pml", "exact", "kill")):
+        parser.error("--pml and --mpirun-arg go together, in modes pml, exact and kill")
     os.makedirs(args.scratch, exist_ok=True)
     globals()[args.mode](args)
     print(f"{len(FAILURES)} failed" if FAILURES else "all checks passed", flush=True)
