@@ -236,8 +236,7 @@ def baseline(args, path):
                        f"send plus match, as last recorded")
     measured = measure(args.mpirun, args.program, (), budget["messages"], pml=args.pml,
                        mpirun_args=args.mpirun_args)
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-               "unknown CPU")
+    cpu = study.machine()["cpu"]
     prefix = os.path.dirname(os.path.dirname(os.path.realpath(args.mpirun)))
     try:
         with open(os.path.join(prefix, "build-info.json")) as f:
