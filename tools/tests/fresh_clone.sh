@@ -10,24 +10,30 @@
 # check count one each, test.sh's own count is added).
 #
 # usage: tools/tests/fresh_clone.sh [--cold] [--keep] [--smoke-only]
+#                                   [--profile PROFILE]
 #   --cold        nothing cached, as on a new machine: an Open MPI cache and
 #                 a ccache of the clone's own (SPC_CACHE, CCACHE_DIR), so
 #                 every build is made from nothing; default: this machine's
 #                 caches as they are
 #   --keep        keep the clone and its caches (default: removed if all passed)
 #   --smoke-only  run.sh only, not test.sh
+#   --profile P   run.sh's profile (default smoke, what CI runs; short is a
+#                 newcomer's ./run.sh); its results are checked the same way
 set -uo pipefail
 { # Parsed whole before it runs: bash reads a script as it goes, and an edit
   # to this file during a run (CI takes an hour cold) once broke one.
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; }
 
-cold=false keep=false smoke_only=false
+cold=false keep=false smoke_only=false profile=smoke
 while [ $# -gt 0 ]; do
     case "$1" in
         --cold) cold=true ;;
         --keep) keep=true ;;
         --smoke-only) smoke_only=true ;;
+        --profile)
+            case "${2:-}" in smoke | short | full) profile=$2; shift ;;
+                *) echo "fresh_clone.sh: --profile takes smoke, short or full" >&2; exit 2 ;; esac ;;
         -h | --help) usage; exit 0 ;;
         *) echo "fresh_clone.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -82,19 +88,19 @@ if [ "$smoke_only" = false ]; then
     trap 'kill -TERM -- -"$prebuild" 2>/dev/null' EXIT
 fi
 
-smoke=$clone/results/smoke
+out=$clone/results/$profile
 steps=$(cd "$clone" && ./run.sh --help | sed -n 's/.*(default: \([a-z,]*\)).*/\1/p' | head -1)
-if timed "./run.sh --profile smoke" ./run.sh --profile smoke --out "$smoke"; then
+if timed "./run.sh --profile $profile" ./run.sh --profile "$profile" --out "$out"; then
     passed=$((passed + 1))
 else
     failed=$((failed + 1))
-    echo "FAILED: ./run.sh --profile smoke in the fresh clone"
+    echo "FAILED: ./run.sh --profile $profile in the fresh clone"
 fi
-if timed "results checked" /usr/bin/python3 tools/tests/check_smoke.py "$smoke" "$steps"; then
+if timed "results checked" /usr/bin/python3 tools/tests/check_smoke.py "$out" "$steps"; then
     passed=$((passed + 1))
 else
     failed=$((failed + 1))
-    echo "FAILED: the smoke run's results (tools/tests/check_smoke.py)"
+    echo "FAILED: the $profile run's results (tools/tests/check_smoke.py)"
 fi
 
 if [ "$smoke_only" = false ]; then
