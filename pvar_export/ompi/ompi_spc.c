@@ -732,7 +732,8 @@ void ompi_spc_init(void)
     }
     spc_init();
 #if SPC_ENABLE
-    spc_papi_register();
+    /* the PML is chosen: PAPI gets the counters that wait for it */
+    spc_papi_register_pml(ompi_spc_pml_counts);
 #endif
     apply_timer_sampling();
     /* a session asks for threads through its info, not MPI_Init_thread */

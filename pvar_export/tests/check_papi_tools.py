@@ -3,7 +3,11 @@
 - `papi_native_avail -sde LIBRARY` lists exactly the catalogue's counters as
   sde:::ompi_spc::<NAME>, each with the catalogue's description;
 - `papi_command_line` in a process where the library is loaded reads a level
-  that the preloaded fixture set to 3.
+  that the preloaded fixture set to 3 (the fixture registers the counters
+  that wait for a PML, as MPI_Init does);
+- without the fixture, in a process that never runs MPI_Init, such a counter
+  is not registered and reads -1, PAPI's value for an event no library
+  registered, not a 0 that would look like a measurement.
 
 usage: check_papi_tools.py CATALOGUE_LIST LIBRARY FIXTURE
   CATALOGUE_LIST  the spc_catalogue_list program
@@ -71,6 +75,15 @@ def main():
                         "expected the fixture's 3:\n" + output)
     else:
         print(f"papi_command_line: {event} = 3, as the fixture set it")
+
+    waiting = prefix + "OMPI_SPC_OUT_OF_SEQUENCE"
+    output = run(["papi_command_line", waiting], env=dict(os.environ, LD_PRELOAD=os.path.abspath(library)))
+    value = re.search(re.escape(waiting) + r" :\s+(-?\d+)", output)
+    if not value or int(value.group(1)) != -1:
+        failures.append(f"papi_command_line read {value.group(1) if value else 'nothing'} of {waiting} "
+                        "before any PML was chosen, expected PAPI's -1 for an unregistered event:\n" + output)
+    else:
+        print(f"papi_command_line: {waiting} = -1 with no PML chosen, not registered")
 
     for failure in failures:
         print("FAIL:", failure)

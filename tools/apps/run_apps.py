@@ -37,8 +37,12 @@ Exit 1 if a check fails.
 It reads apps.json, and each run's result, with netpipe_runs/app_runs.py,
 from the repository's root on PYTHONPATH (tools/apps/meson.build sets it).
 
+With --mpirun-arg (repeatable), our build's runs take those arguments too:
+the PML to run under (--mpirun-arg=--mca --mpirun-arg=pml --mpirun-arg=ucx
+...); the counters compared are the same under every PML we build.
+
 usage: PYTHONPATH=REPO /usr/bin/python3 run_apps.py PREFIX LIBRARY OUT [--known known_traffic.f90]
-         [--apps nwchem,elk,abinit]"""
+         [--apps nwchem,elk,abinit] [--mpirun-arg ARG]..."""
 import argparse
 import copy
 import csv
@@ -248,7 +252,7 @@ def base_env():
     return {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
 
 
-def run_app(name, app, prefix, library, out, catalogue, spc_prefix, timeout):
+def run_app(name, app, prefix, library, out, catalogue, spc_prefix, timeout, mpirun_args=()):
     program = shutil.which(app["program"])
     row = {"application": name, "package": app["package"], "program": program}
     if not check(program is not None, f"{name}: {app['program']} not on PATH (install {app['package']})"):
@@ -271,7 +275,7 @@ def run_app(name, app, prefix, library, out, catalogue, spc_prefix, timeout):
     code, stdout, seconds = run(
         [os.path.join(prefix, "bin", "mpirun"), "-np", str(RANKS), "--mca", "btl", "self,vader",
          "-x", "LD_LIBRARY_PATH=" + lib, "-x", "LD_PRELOAD=" + library, "-x", "PMPI_COUNT_PREFIX=" + count_prefix]
-        + xs + ["--mca", "mpi_spc_attach", "all", "--mca", "mpi_spc_dump_enabled", "true",
+        + list(mpirun_args) + xs + ["--mca", "mpi_spc_attach", "all", "--mca", "mpi_spc_dump_enabled", "true",
                 "--mca", "mpi_spc_dump_file", csv_path, program] + app["args"], folder, env, timeout)
     result, _ = app_runs.physical_result(app, folder, stdout)
     row["ours"] = {"exit": code, "seconds": round(seconds, 2), "result": result}
@@ -442,6 +446,8 @@ def main():
                         help="first check the counting library on this program (known_traffic.f90)")
     parser.add_argument("--apps", default=None, help="comma list of apps.json's applications (default: all)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds per run (default 120)")
+    parser.add_argument("--mpirun-arg", action="append", default=[], metavar="ARG",
+                        help="an argument for our build's mpirun (repeatable), e.g. the PML's")
     args = parser.parse_args()
     apps = app_runs.applications()
     chosen = args.apps.split(",") if args.apps else list(apps)
@@ -460,7 +466,8 @@ def main():
     rows = []
     for name in chosen:
         print(f"== {name}", flush=True)
-        row = run_app(name, apps[name], prefix, library, args.out, catalogue, spc_prefix, args.timeout)
+        row = run_app(name, apps[name], prefix, library, args.out, catalogue, spc_prefix, args.timeout,
+                      args.mpirun_arg)
         if row.get("ranks"):
             # The control again, on this application's real records of rank 0.
             rank0 = row["ranks"][0]

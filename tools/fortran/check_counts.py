@@ -36,7 +36,7 @@ usage: /usr/bin/python3 check_counts.py HOW PREFIX SOURCE SCRATCH [--mpifh|--f08
              (repeated: pml_mpirun_args of pvar_export/tests/meson.build);
              the PML is the value of their --mca pml.  What it does not
              count of the program's counters (NOT_COUNTED) has no MPI_T
-             variable, reads 0 through PAPI and has no row in the CSVs"""
+             variable, reads -1 through PAPI (not registered) and has no row in the CSVs"""
 import csv
 import os
 import re
