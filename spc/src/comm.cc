@@ -4,7 +4,26 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <sys/mman.h>
+
 #include "internal.hpp"
+
+namespace {
+
+// The struct, then its peer arrays, in one block, so one free releases all.
+size_t storage_bytes(int peers)
+{
+    const size_t bytes = sizeof(spc_comm) + sizeof(uint64_t) * SPC_NUM_PEER_COUNTERS * static_cast<size_t>(peers);
+    return (bytes + alignof(spc_comm) - 1) / alignof(spc_comm) * alignof(spc_comm);
+}
+
+// Storage this large comes from mmap: zero pages that the kernel backs only
+// once written, so a communicator of 100,000 ranks (3.2 MB of arrays) costs
+// the pages its traffic touches, not its length.  Smaller storage is zeroed
+// by hand: a page each would be more than it needs.
+constexpr size_t kMappedFrom = 64 * 1024;
+
+}  // namespace
 
 extern "C" {
 
@@ -30,19 +49,38 @@ struct spc_comm *spc_comm_create(int peers)
     if (peers < 0) {
         return nullptr;
     }
-    // the peer arrays follow the struct in its block, so one free releases all
-    size_t bytes = sizeof(spc_comm) + sizeof(uint64_t) * SPC_NUM_PEER_COUNTERS * static_cast<size_t>(peers);
-    bytes = (bytes + alignof(spc_comm) - 1) / alignof(spc_comm) * alignof(spc_comm);
-    auto *comm = static_cast<spc_comm *>(std::aligned_alloc(alignof(spc_comm), bytes));
-    if (comm != nullptr) {
-        std::memset(static_cast<void *>(comm), 0, bytes);
-        comm->peers = peers;
-        comm->peer = reinterpret_cast<uint64_t *>(comm + 1);
+    const size_t bytes = storage_bytes(peers);
+    void *block;
+    if (bytes >= kMappedFrom) {
+        block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (block == MAP_FAILED) {
+            return nullptr;
+        }
+    } else {
+        block = std::aligned_alloc(alignof(spc_comm), bytes);
+        if (block == nullptr) {
+            return nullptr;
+        }
+        std::memset(block, 0, bytes);
     }
+    auto *comm = static_cast<spc_comm *>(block);
+    comm->peers = peers;
+    comm->peer = reinterpret_cast<uint64_t *>(comm + 1);
     return comm;
 }
 
-void spc_comm_destroy(struct spc_comm *comm) { std::free(comm); }
+void spc_comm_destroy(struct spc_comm *comm)
+{
+    if (comm == nullptr) {
+        return;
+    }
+    const size_t bytes = storage_bytes(comm->peers);
+    if (bytes >= kMappedFrom) {
+        munmap(comm, bytes);
+    } else {
+        std::free(comm);
+    }
+}
 
 uint64_t spc_comm_read(const struct spc_comm *comm, int id)
 {

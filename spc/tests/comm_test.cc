@@ -2,6 +2,9 @@
 // SPC_PER_PEER rows, their storage, and sites that count into it only while
 // the switch is on.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <set>
 #include <string>
@@ -136,6 +139,53 @@ TEST(CommCounters, PeerArraysHaveOneElementPerRank)
     spc_comm_read_peers(world, SPC_PEER_MESSAGES_RECEIVED, values);
     EXPECT_EQ(std::vector<uint64_t>(values, values + 4), (std::vector<uint64_t>{0, 0, 0, 0}));
     spc_comm_destroy(world);
+}
+
+// This process's resident memory (/proc/self/statm: pages).
+size_t resident_bytes()
+{
+    unsigned long size = 0, resident = 0;
+    FILE *statm = std::fopen("/proc/self/statm", "r");
+    if (statm != nullptr) {
+        if (std::fscanf(statm, "%lu %lu", &size, &resident) != 2) {
+            resident = 0;
+        }
+        std::fclose(statm);
+    }
+    return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Issue 36: a communicator of 100,000 ranks has 3.2 MB of peer arrays, which
+// cost memory only where its traffic wrote.  The control: writing every
+// rank's two send elements makes half of them (1.6 MB) resident.
+TEST(CommCounters, LargeCommunicatorCostsOnlyThePagesItsTrafficTouches)
+{
+    constexpr int kRanks = 100000;
+    const size_t arrays = sizeof(uint64_t) * SPC_NUM_PEER_COUNTERS * kRanks;
+    const size_t before = resident_bytes();
+    ASSERT_GT(before, 0u);
+    struct spc_comm *comm = spc_comm_create(kRanks);
+    ASSERT_NE(comm, nullptr);
+    const size_t created = resident_bytes();
+    ASSERT_EQ(spc_switch_on(SPC_SWITCH_COMM_COUNTERS), SPC_SUCCESS);
+    send_to(comm, kRanks / 2, 100);
+    const size_t one_peer = resident_bytes();
+    for (int rank = 0; rank < kRanks; ++rank) {
+        send_to(comm, rank, 1);
+    }
+    ASSERT_EQ(spc_switch_off(SPC_SWITCH_COMM_COUNTERS), SPC_SUCCESS);
+    const size_t every_peer = resident_bytes();
+    std::vector<uint64_t> bytes(kRanks);
+    spc_comm_read_peers(comm, SPC_PEER_BYTES_SENT, bytes.data());
+    EXPECT_EQ(bytes[kRanks / 2], 101u);
+    EXPECT_EQ(bytes[0] + bytes[kRanks - 1], 2u);
+    spc_comm_destroy(comm);
+    std::printf("a communicator of %d ranks: %zu bytes of peer arrays; resident +%zu bytes when made, "
+                "+%zu after one peer's send, +%zu after every peer's\n",
+                kRanks, arrays, created - before, one_peer - before, every_peer - before);
+    EXPECT_LT(created - before, size_t{512} * 1024) << "made: only its first page is written";
+    EXPECT_LT(one_peer - created, size_t{64} * 1024) << "one peer's send: two elements' pages";
+    EXPECT_GT(every_peer - one_peer, arrays / 2 - arrays / 8) << "control: every send element written";
 }
 
 __attribute__((noinline)) void message_of(struct spc_comm *comm, uint64_t bytes)
