@@ -717,7 +717,8 @@ static void apply_live(void)
     snprintf(jobid, sizeof jobid, "%u", (unsigned)OMPI_PROC_MY_NAME->jobid);
     struct spc_live_identity who = {ompi_mpi_spc_live_dir, ompi_mpi_spc_live_group, jobid, NULL,
                                     (int)OMPI_PROC_MY_NAME->vpid,
-                                    (int)ompi_process_info.num_procs};
+                                    (int)ompi_process_info.num_procs,
+                                    (unsigned)ompi_mpi_spc_live_threads};
     if (SPC_SUCCESS != spc_live_publish(&who, message, sizeof message) || '\0' != message[0]) {
         opal_output(0, "spc: mpi_spc_live: %s", message);
     }

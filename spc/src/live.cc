@@ -45,6 +45,7 @@ struct Segment {
     uint64_t *blocks = nullptr;
     std::string path;
     std::vector<uint64_t *> free_blocks;  // of exited threads, for the next new ones
+    uint32_t max_blocks = 0;
 };
 
 Segment &segment()
@@ -108,7 +109,7 @@ struct Layout {
     size_t catalogue, strings, strings_bytes, final_values, levels, levels_bytes, blocks, bytes;
 };
 
-Layout layout(size_t strings_bytes, size_t page)
+Layout layout(size_t strings_bytes, size_t page, uint32_t max_blocks)
 {
     Layout l{};
     l.catalogue = round_up(sizeof(spc_live_header), 64);
@@ -118,7 +119,7 @@ Layout layout(size_t strings_bytes, size_t page)
     l.levels = round_up(l.final_values + OMPI_SPC_NUM_COUNTERS * sizeof(uint64_t), page);
     l.levels_bytes = sizeof(spc_level_pages);
     l.blocks = round_up(l.levels + l.levels_bytes, page);
-    l.bytes = l.blocks + SPC_LIVE_DEFAULT_BLOCKS * spc::live::kBlockBytes;
+    l.bytes = l.blocks + max_blocks * spc::live::kBlockBytes;
     return l;
 }
 
@@ -209,7 +210,30 @@ void after_fork_in_child()
     s.fd = -1;
 }
 
-int start_locked(Segment &s, const char *dir, const char *group, char *message, size_t size)
+// The thread blocks asked for (0: the environment's mpi_spc_live_threads);
+// a value out of range is said in message and the default taken.
+uint32_t thread_blocks(unsigned asked, char *message, size_t size)
+{
+    if (asked == 0) {
+        const char *text = std::getenv(SPC_LIVE_ENV_PREFIX SPC_LIVE_THREADS_PARAM);
+        if (text == nullptr || text[0] == '\0') {
+            return SPC_LIVE_DEFAULT_THREADS;
+        }
+        char *end = nullptr;
+        errno = 0;
+        const unsigned long value = std::strtoul(text, &end, 10);
+        asked = errno == 0 && *end == '\0' && value <= SPC_LIVE_MAX_THREADS && text[0] != '-'
+                    ? static_cast<unsigned>(value) : SPC_LIVE_MAX_THREADS + 1;
+    }
+    if (asked < 1 || asked > SPC_LIVE_MAX_THREADS) {
+        say(message, size, SPC_LIVE_THREADS_PARAM " must be 1 to %d; the segment holds %d threads",
+            SPC_LIVE_MAX_THREADS, SPC_LIVE_DEFAULT_THREADS);
+        return SPC_LIVE_DEFAULT_THREADS;
+    }
+    return asked;
+}
+
+int start_locked(Segment &s, const char *dir, const char *group, unsigned threads, char *message, size_t size)
 {
     if (s.on.load(std::memory_order_relaxed)) {
         return SPC_SUCCESS;
@@ -223,7 +247,8 @@ int start_locked(Segment &s, const char *dir, const char *group, char *message, 
     }
     spc_live_counter entries[OMPI_SPC_NUM_COUNTERS];
     const std::string pool = catalogue(entries);
-    const Layout l = layout(pool.size(), static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+    s.max_blocks = thread_blocks(threads, message, size);
+    const Layout l = layout(pool.size(), static_cast<size_t>(sysconf(_SC_PAGESIZE)), s.max_blocks);
     // Made under a name readers skip, and renamed once complete, so no
     // reader ever meets a half-written header.
     const std::string path = provisional_name(folder);
@@ -254,7 +279,7 @@ int start_locked(Segment &s, const char *dir, const char *group, char *message, 
     h->num_counters = OMPI_SPC_NUM_COUNTERS;
     h->block_slots = SPC_BLOCK_SLOTS;
     h->block_bytes = spc::live::kBlockBytes;
-    h->max_blocks = SPC_LIVE_DEFAULT_BLOCKS;
+    h->max_blocks = s.max_blocks;
     h->level_line_bytes = sizeof(spc_shared_line);
     h->catalogue_offset = l.catalogue;
     h->strings_offset = l.strings;
@@ -433,7 +458,7 @@ bool release(uint64_t *block)
     Segment &s = segment();
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.blocks == nullptr || block < s.blocks ||
-        block >= s.blocks + SPC_LIVE_DEFAULT_BLOCKS * (kBlockBytes / sizeof(uint64_t))) {
+        block >= s.blocks + s.max_blocks * (kBlockBytes / sizeof(uint64_t))) {
         return false;
     }
     if (s.on.load(std::memory_order_relaxed)) {
@@ -451,7 +476,7 @@ int spc_live_start(const char *dir, const char *group, char *message, size_t mes
     say(message, message_size, "%s", "");
     Segment &s = segment();
     std::lock_guard<std::mutex> lock(s.mutex);
-    return start_locked(s, dir, group, message, message_size);
+    return start_locked(s, dir, group, 0, message, message_size);
 }
 
 int spc_live_publish(const spc_live_identity *who, char *message, size_t message_size)
@@ -463,7 +488,7 @@ int spc_live_publish(const spc_live_identity *who, char *message, size_t message
         say(message, message_size, "spc_live_publish: no identity");
         return SPC_LIVE_ERR;
     }
-    if (start_locked(s, who->dir, who->group, message, message_size) != SPC_SUCCESS || !s.owner) {
+    if (start_locked(s, who->dir, who->group, who->threads, message, message_size) != SPC_SUCCESS || !s.owner) {
         return SPC_LIVE_ERR;
     }
     spc_live_header *h = s.header;

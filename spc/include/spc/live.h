@@ -45,9 +45,14 @@ extern "C" {
  * with the prefix, and the identity from the header. */
 #define SPC_LIVE_FILE_PREFIX "ompi-spc."
 #define SPC_LIVE_DEFAULT_DIR "/dev/shm"
-/* Thread blocks a segment holds; a thread beyond them counts in a private
- * block that readers do not see (blocks_overflow says how many). */
-#define SPC_LIVE_DEFAULT_BLOCKS 1024
+/* Thread blocks a segment holds: how many of a rank's threads the readers
+ * see at once (an exited thread's block goes to the next new one).  A
+ * thread beyond them counts in a private block that readers do not see
+ * (blocks_overflow says how many; MPI_T and the report still see it).  64
+ * keeps a segment within 128 KiB; mpi_spc_live_threads asks for another
+ * number, up to SPC_LIVE_MAX_THREADS. */
+#define SPC_LIVE_DEFAULT_THREADS 64
+#define SPC_LIVE_MAX_THREADS 65536
 
 /* The MCA parameters, and the environment variables through which mpirun
  * hands them to the ranks (read by libspc's constructor, before any thread
@@ -55,6 +60,7 @@ extern "C" {
 #define SPC_LIVE_PARAM "mpi_spc_live"
 #define SPC_LIVE_DIR_PARAM "mpi_spc_live_dir"
 #define SPC_LIVE_GROUP_PARAM "mpi_spc_live_group"
+#define SPC_LIVE_THREADS_PARAM "mpi_spc_live_threads"
 #define SPC_LIVE_ENV_PREFIX "OMPI_MCA_"
 
 enum spc_live_state {
@@ -124,8 +130,10 @@ enum {
 };
 
 /* Creates this process's segment in dir (group: NULL or "", else the file
- * is opened to that group, read-only), moves the level lines into it and
- * takes thread blocks from it from now on.  Called by libspc's constructor
+ * is opened to that group, read-only), with as many thread blocks as the
+ * environment's mpi_spc_live_threads asks (SPC_LIVE_DEFAULT_THREADS if it
+ * does not), moves the level lines into it and takes thread blocks from it
+ * from now on.  Called by libspc's constructor
  * when mpi_spc_live is set in the environment; a program may call it
  * itself.  Returns SPC_SUCCESS (also when already live) or SPC_LIVE_ERR. */
 int spc_live_start(const char *dir, const char *group, char *message, size_t message_size);
@@ -137,6 +145,9 @@ struct spc_live_identity {
     const char *dir, *group;
     const char *jobid, *node;  /* node NULL: this host's name */
     int rank, size;
+    /* the thread blocks of a segment made now; 0: the environment's
+     * mpi_spc_live_threads, else SPC_LIVE_DEFAULT_THREADS */
+    unsigned threads;
 };
 int spc_live_publish(const struct spc_live_identity *who, char *message, size_t message_size);
 

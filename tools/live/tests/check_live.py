@@ -19,7 +19,9 @@ modes:
               sends it made, rank 0's, ended by mpirun, keeps its N too,
               --clean removes the files, a new job in the same folder reads
               exactly.  --pml.
-  files       the files are 0600 and the user's, another user cannot read them
+  files       the files are 0600 and the user's, within 128 KiB (64 threads;
+              mpi_spc_live_threads 1000 makes them larger, 0 is named and
+              the default kept), another user cannot read them
               (its spc-top shows only that there are files of others),
               mpi_spc_live_group opens them to that group; damaged files give
               an error naming them, not a crash, and the good job still shows.
@@ -347,8 +349,26 @@ def files_in(args):
         st = os.stat(os.path.join(live, name))
         check(stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.getuid(),
               f"{name} is mode 0600 and the user's ({oct(stat.S_IMODE(st.st_mode))}, uid {st.st_uid})")
+    sizes = [os.path.getsize(os.path.join(live, name)) for name in names]
+    check(all(64 * 1024 < size <= 128 * 1024 for size in sizes),
+          f"a segment holds 64 threads by default, within 128 KiB ({sizes} bytes)")
     mine = top(args, live)
     check(mine.returncode == 0 and len(parse_top(mine.stdout)) == 1, "control: its user reads it")
+    # mpi_spc_live_threads: more thread blocks, or a bad value named, the default kept
+    for threads, want in (("1000", "1000 blocks"), ("0", "the default, and one line saying why")):
+        asked = fresh_dir(args, "files-threads-" + threads)
+        job = Job(args, asked, [N], mca=[("mpi_spc_live_keep", "1"), ("mpi_spc_live_threads", threads)],
+                  hold=False)
+        check(job.wait() == 0, f"a job with mpi_spc_live_threads {threads} ends cleanly")
+        sizes = [os.path.getsize(os.path.join(asked, name)) for name in segment_files(asked)]
+        said = job.log().count("mpi_spc_live_threads must be 1 to 65536")
+        if threads == "0":
+            good = len(sizes) == 2 and all(size <= 128 * 1024 for size in sizes) and said == 2
+        else:
+            good = len(sizes) == 2 and all(size > 1000 * 1024 for size in sizes) and said == 0
+        shown = top(args, asked)
+        check(good and shown.returncode == 0 and len(parse_top(shown.stdout)) == 1,
+              f"mpi_spc_live_threads {threads}: {want} ({sizes} bytes, {said} lines), spc-top reads them")
     other = top(args, live, user=("nobody", "nogroup"))
     check(other.returncode == 0 and "2 live files of other users, not readable by this user, not shown"
           in other.stdout and "OMPI_SPC_SEND" not in other.stdout,

@@ -51,7 +51,7 @@ public:
         setenv("PMIX_RANK", "0", 1);
         unsetenv("OMPI_COMM_WORLD_RANK");
         unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
-        spc_live_identity who{folder.c_str(), nullptr, "4242", nullptr, 0, 1};
+        spc_live_identity who{folder.c_str(), nullptr, "4242", nullptr, 0, 1, 0};
         ASSERT_EQ(spc_live_publish(&who, message, sizeof message), SPC_SUCCESS) << message;
         segment_path = spc_live_path();
         EXPECT_EQ(segment_path, folder + "/" SPC_LIVE_FILE_PREFIX + std::to_string(getuid()) + ".4242.0");
@@ -136,6 +136,9 @@ TEST(Live, FileIsReadableByItsUserOnly)
     ASSERT_EQ(stat(segment_path.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 07777, 0600u);
     EXPECT_EQ(st.st_uid, getuid());
+    // 64 thread blocks by default (SPC_LIVE_DEFAULT_THREADS): within 128 KiB
+    EXPECT_GT(st.st_size, 64 * 1024);
+    EXPECT_LE(st.st_size, 128 * 1024);
 }
 
 // 10^6 updates from 2 threads, each a chain of 10 short-lived threads (so
