@@ -2,7 +2,7 @@
 """ompi_info tells a user enough to use every SPC parameter: mpi_spc_attach
 names "all", every category and every counter of the catalogue, and how the
 MPI_T variables are named; the others say what they do and their default
-(the live counters' four: their programs, folder, file modes and cleaning).
+(the live counters' five: their programs, folder, file modes, cleaning and size).
 
 usage: check_ompi_info.py OMPI_INFO CATALOGUE_LIST"""
 import re
@@ -20,6 +20,7 @@ EXPECTED = {
     "mpi_spc_live_dir": ["default /dev/shm", "0700", "--dir"],
     "mpi_spc_live_keep": ["MPI_Finalize", "finalized", "spc-top --clean", "Default false"],
     "mpi_spc_live_group": ["group", "0640", "spc-exporter", "0600", "default"],
+    "mpi_spc_live_threads": ["threads", "1 to 65536", "default 64", "128 KiB", "MPI_T, PAPI and the report"],
 }
 
 
