@@ -88,10 +88,12 @@ def median(rows, key):
 def table(records):
     lines = ["| ranks | nospc RSS | spc RSS | spc - nospc RSS | nospc Pss | spc Pss | spc - nospc Pss "
              "| live file | live file in memory |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    by = {(r["ranks"], r["build"]): r["figures"] for r in records}
+    by = {(r["ranks"], r["build"]): r.get("figures") for r in records}
     for ranks in sorted({r["ranks"] for r in records}):
         off, on = by.get((ranks, "nospc")), by.get((ranks, "spc"))
         if not off or not on:
+            failed = [b for b in BUILDS if not by.get((ranks, b))]
+            lines.append(f"| {ranks} | the job failed on {', '.join(failed)} (runs.jsonl says how) |" + " |" * 7)
             continue
         cells = [median(off, "rss_kib"), median(on, "rss_kib"), median(on, "rss_kib") - median(off, "rss_kib"),
                  median(off, "pss_kib"), median(on, "pss_kib"), median(on, "pss_kib") - median(off, "pss_kib")]
@@ -116,7 +118,8 @@ def main():
     out = args.out or os.path.join(study.REPO, "results", campaign.utc_stamp() + "-footprint")
     os.makedirs(out, exist_ok=True)
     prefixes = {variant: study.build(variant) for variant in BUILDS}
-    program = os.path.join(out, "footprint_job")
+    scratch = tempfile.mkdtemp(prefix="footprint-bin-")
+    program = os.path.join(scratch, "footprint_job")
     subprocess.run([os.path.join(prefixes["spc"], "bin", "mpicc"), "-O2",
                     os.path.join(study.REPO, "bench", "footprint_job.c"), "-o", program], check=True)
     meta = {"machine": study.machine(), "command": " ".join(sys.argv), "date": campaign.utc_now().strftime("%Y-%m-%d %H:%M UTC"),
@@ -128,13 +131,15 @@ def main():
             for variant, extra in BUILDS.items():
                 print(f"== [{n}/{len(counts)}] {ranks} ranks, {variant}", flush=True)
                 live_dir = tempfile.mkdtemp(prefix="footprint-live-")
+                # A job Open MPI itself fails is a finding, recorded, not the end of the run.
                 try:
-                    figures = measure(prefixes[variant], program, ranks, extra, live_dir, args.timeout)
+                    record = {"ranks": ranks, "build": variant,
+                              "figures": measure(prefixes[variant], program, ranks, extra, live_dir, args.timeout)}
                 except RuntimeError as error:
-                    sys.exit(f"footprint: {error}")
+                    print(f"footprint: {error}", flush=True)
+                    record = {"ranks": ranks, "build": variant, "failed": str(error)[-4000:]}
                 finally:
                     shutil.rmtree(live_dir, ignore_errors=True)
-                record = {"ranks": ranks, "build": variant, "figures": figures}
                 records.append(record)
                 runs.write(json.dumps(record) + "\n")
                 runs.flush()
@@ -145,6 +150,7 @@ def main():
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write(text)
     print(text)
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
