@@ -1,12 +1,13 @@
 /*
- * The job whose memory netpipe_runs/footprint.py measures: every rank sends
- * MESSAGES messages of 1 KiB around a ring (to rank + 1, from rank - 1), so
- * every counter that counts traffic has counted, then writes DIR/ready.<rank>
- * (its pid) and waits for DIR/go before MPI_Finalize.  Plain MPI, no SPC
- * call: the same binary runs on every build (swap the library, not the
+ * The job netpipe_runs/scale.py measures: every rank sends MESSAGES messages
+ * of 1 KiB around a ring (to rank + 1, from rank - 1), so every counter that
+ * counts traffic has counted, then writes DIR/ready.<rank> (its pid) and
+ * waits for DIR/go before MPI_Finalize; after it, DIR/times.<rank> holds
+ * how long MPI_Init and MPI_Finalize took, in nanoseconds.  Plain MPI, no
+ * SPC call: the same binary runs on every build (swap the library, not the
  * program).
  *
- * usage: mpirun -np N footprint_job DIR
+ * usage: mpirun -np N scale_job DIR
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -16,15 +17,24 @@
 
 enum { MESSAGES = 100, BYTES = 1024 };
 
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
     char path[4096], buffer[BYTES];
+    const long long init_start = now_ns();
     MPI_Init(&argc, &argv);
+    const long long init_ns = now_ns() - init_start;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc != 2) {
-        if (0 == rank) fprintf(stderr, "usage: mpirun -np N footprint_job DIR\n");
+        if (0 == rank) fprintf(stderr, "usage: mpirun -np N scale_job DIR\n");
         MPI_Finalize();
         return 2;
     }
@@ -46,6 +56,15 @@ int main(int argc, char **argv)
     while (0 != access(path, F_OK)) {
         nanosleep(&tick, NULL);
     }
+    const long long finalize_start = now_ns();
     MPI_Finalize();
-    return 0;
+    const long long finalize_ns = now_ns() - finalize_start;
+    snprintf(path, sizeof path, "%s/times.%d", argv[1], rank);
+    FILE *times = fopen(path, "w");
+    if (NULL == times) {
+        perror(path);
+        return 1;
+    }
+    fprintf(times, "%lld %lld\n", init_ns, finalize_ns);
+    return 0 == fclose(times) ? 0 : 1;
 }
