@@ -130,13 +130,19 @@ __attribute__((constructor)) static void register_at_load(void)
     register_catalogue(&sde, false);
 }
 
+/* Which of the counters that wait for the PML are registered: a later
+ * MPI_Init (MPI sessions start MPI again) finds them registered, not a
+ * tool's placeholder, and must not turn them on. */
+static unsigned char registered_for_the_pml[OMPI_SPC_NUM_COUNTERS];
+
 void spc_papi_register_pml(bool (*pml_counts)(int id))
 {
     papi_sde_fptr_struct_t sde;
     POPULATE_SDE_FPTR_STRUCT(sde);
     papi_handle_t library = sde.init(SPC_PAPI_LIBRARY);  /* the same handle again */
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        if (!waits_for_the_pml(id) || (NULL != pml_counts && !pml_counts(id))) {
+        if (!waits_for_the_pml(id) || (NULL != pml_counts && !pml_counts(id)) ||
+            __atomic_exchange_n(&registered_for_the_pml[id], 1, __ATOMIC_RELAXED)) {
             continue;
         }
         /* A tool that named the event before (PAPI holds a placeholder for
