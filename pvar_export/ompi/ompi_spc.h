@@ -19,6 +19,15 @@
 typedef spc_counter_id ompi_spc_counters_t;
 typedef uint64_t ompi_spc_value_t;
 
+/* The tag a message's bytes are counted under, user (>= 0) or MPI: tag, but
+ * -1 on a communicator that carries only Open MPI's own traffic
+ * (OMPI_COMM_LIBRARY_TRAFFIC: osc pt2pt's and ompio's send with tags >= 0).
+ * Sites call it only while counting: off, the flag is never loaded. */
+static inline int ompi_spc_traffic_tag(const struct ompi_communicator_t *comm, int tag)
+{
+    return comm->c_flags & OMPI_COMM_LIBRARY_TRAFFIC ? -1 : tag;
+}
+
 /* Registers every counter as an MPI_T performance variable and applies
  * mpi_spc_attach (MPI_Init).  ompi_spc_fini writes the mpi_spc_dump_enabled
  * report and retires the variables (MPI_Finalize). */

@@ -46,10 +46,12 @@ ompi_spc_pml_user_message(ompi_communicator_t *comm, int peer, uint64_t bytes, b
 
 /* The code of hook (an OMPI_SPC_HOOK_<NAME> whose consumers are the sent
  * bytes and OMPI_SPC_USES_COMM) in mode: a message of bytes to dst under
- * tag (negative: MPI's own traffic) on comm was handed to the network. */
+ * tag (negative: MPI's own traffic; see ompi_spc_traffic_tag) on comm was
+ * handed to the network. */
 static inline __attribute__((always_inline)) void
 ompi_spc_pml_sent(spc_hook_mode mode, int hook, ompi_communicator_t *comm, int dst, int tag, uint64_t bytes)
 {
+    tag = ompi_spc_traffic_tag(comm, tag);
     spc_hook_user_or_mpi_(mode, NULL, tag, bytes, OMPI_SPC_BYTES_SENT_USER, OMPI_SPC_BYTES_SENT_MPI);
     if (SPC_HOOK_SWITCHES_ON(mode, hook) && OMPI_SPC_COMM_ON() && tag >= 0) {
         ompi_spc_pml_user_message(comm, dst, bytes, true);
@@ -62,6 +64,7 @@ static inline __attribute__((always_inline)) void
 ompi_spc_pml_received(spc_hook_mode mode, int hook, ompi_communicator_t *comm, int src, int tag,
                       uint64_t bytes)
 {
+    tag = NULL != comm ? ompi_spc_traffic_tag(comm, tag) : tag;
     spc_hook_user_or_mpi_(mode, NULL, tag, bytes, OMPI_SPC_BYTES_RECEIVED_USER, OMPI_SPC_BYTES_RECEIVED_MPI);
     if (SPC_HOOK_SWITCHES_ON(mode, hook) && OMPI_SPC_COMM_ON() && tag >= 0 && NULL != comm) {
         ompi_spc_pml_user_message(comm, src, bytes, false);

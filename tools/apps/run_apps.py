@@ -370,9 +370,9 @@ Not compared, by definition:
   received, so above 1 where most unexpected messages were collectives'.
 - BYTES_PUT and BYTES_GET count ob1's RDMA protocol (large messages the BTL
   writes or reads, collectives' included), not MPI_Put and MPI_Get: NWChem's
-  one-sided operations go through osc rdma over vader, which ob1 never sees
-  (the origin bytes of its puts, gets and accumulates are in apps.json,
-  rma_origin_bytes_independent).
+  one-sided operations go through osc rdma over vader, which ob1 never sees,
+  or, under --mca osc pt2pt, over ob1 as MPI bytes (the origin bytes of its
+  puts, gets and accumulates are in apps.json, rma_origin_bytes_independent).
 - MATCH_TIME is a time; no second count of it exists.
 """
 
