@@ -718,7 +718,9 @@ static void apply_live(void)
     struct spc_live_identity who = {ompi_mpi_spc_live_dir, ompi_mpi_spc_live_group, jobid, NULL,
                                     (int)OMPI_PROC_MY_NAME->vpid,
                                     (int)ompi_process_info.num_procs,
-                                    (unsigned)ompi_mpi_spc_live_threads};
+                                    /* 0 would mean "the environment's": named as out of range instead */
+                                    ompi_mpi_spc_live_threads > 0 ? (unsigned)ompi_mpi_spc_live_threads
+                                                                  : SPC_LIVE_MAX_THREADS + 1u};
     if (SPC_SUCCESS != spc_live_publish(&who, message, sizeof message) || '\0' != message[0]) {
         opal_output(0, "spc: mpi_spc_live: %s", message);
     }

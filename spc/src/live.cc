@@ -45,7 +45,7 @@ struct Segment {
     uint64_t *blocks = nullptr;
     std::string path;
     std::vector<uint64_t *> free_blocks;  // of exited threads, for the next new ones
-    uint32_t max_blocks = 0;
+    uint32_t max_blocks = 0;  // the blocks acquire hands out; the header's copy is for readers
 };
 
 Segment &segment()
@@ -440,10 +440,11 @@ Block acquire()
     }
     spc_live_header *h = s.header;
     uint64_t used = __atomic_load_n(&h->blocks_used, __ATOMIC_RELAXED);
-    if (used >= h->max_blocks) {
+    // the bound is the process's own copy, never the shared file's
+    if (used >= s.max_blocks) {
         if (__atomic_fetch_add(&h->blocks_overflow, 1, __ATOMIC_RELAXED) == 0) {
             std::fprintf(stderr, "spc: the live segment %s holds %u threads; later threads count "
-                         "where readers cannot see them\n", s.path.c_str(), h->max_blocks);
+                         "where readers cannot see them\n", s.path.c_str(), s.max_blocks);
         }
         return {nullptr, false};
     }

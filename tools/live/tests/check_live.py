@@ -21,7 +21,8 @@ modes:
               exactly.  --pml.
   files       the files are 0600 and the user's, within 128 KiB (64 threads;
               mpi_spc_live_threads 1000 makes them larger, 0 is named and
-              the default kept), another user cannot read them
+              the default kept, also from a parameters file), another user
+              cannot read them
               (its spc-top shows only that there are files of others),
               mpi_spc_live_group opens them to that group; damaged files give
               an error naming them, not a crash, and the good job still shows.
@@ -80,11 +81,19 @@ class Job:
     """live_job under mpirun, in the background, holding at each phase."""
 
     def __init__(self, args, live_dir, phases, threads=1, unexpected=0, btl="self,vader", mca=(),
-                 hold=True, spread_ms=0, mpirun_args=(), env=None):
+                 hold=True, spread_ms=0, mpirun_args=(), env=None, params_file=False):
         self.hold = tempfile.mkdtemp(dir=args.scratch, prefix="hold-") if hold else None
-        command = [args.mpirun, "-np", "2", *mpirun_args, "--mca", "btl", btl,
-                   "--mca", "mpi_spc_live", "1", "--mca", "mpi_spc_live_dir", live_dir,
-                   "--mca", "mpi_spc_attach", "all"]
+        live = [("mpi_spc_live", "1"), ("mpi_spc_live_dir", live_dir)]
+        if params_file:
+            # the live parameters from a parameters file: libspc does not see
+            # them when it loads, MPI_Init makes the segment
+            path = os.path.join(args.scratch, f"params-{os.getpid()}-{time.monotonic_ns()}.conf")
+            with open(path, "w") as f:
+                f.writelines(f"{name} = {value}\n" for name, value in [*live, *mca])
+            live, mca = [("mca_base_param_files", path)], ()
+        command = [args.mpirun, "-np", "2", *mpirun_args, "--mca", "btl", btl, "--mca", "mpi_spc_attach", "all"]
+        for name, value in live:
+            command += ["--mca", name, value]
         for name, value in mca:
             command += ["--mca", name, value]
         command += [args.job, "--phases", ",".join(map(str, phases)), "--threads", str(threads),
@@ -355,10 +364,12 @@ def files_in(args):
     mine = top(args, live)
     check(mine.returncode == 0 and len(parse_top(mine.stdout)) == 1, "control: its user reads it")
     # mpi_spc_live_threads: more thread blocks, or a bad value named, the default kept
-    for threads, want in (("1000", "1000 blocks"), ("0", "the default, and one line saying why")):
-        asked = fresh_dir(args, "files-threads-" + threads)
+    # (from a parameters file the segment is made at MPI_Init, another path)
+    for threads, by_file, want in (("1000", False, "1000 blocks"), ("0", False, "the default, and one line saying why"),
+                                   ("0", True, "from a parameters file, the default, and one line saying why")):
+        asked = fresh_dir(args, "files-threads-" + threads + ("-file" if by_file else ""))
         job = Job(args, asked, [N], mca=[("mpi_spc_live_keep", "1"), ("mpi_spc_live_threads", threads)],
-                  hold=False)
+                  hold=False, params_file=by_file)
         check(job.wait() == 0, f"a job with mpi_spc_live_threads {threads} ends cleanly")
         sizes = [os.path.getsize(os.path.join(asked, name)) for name in segment_files(asked)]
         said = job.log().count("mpi_spc_live_threads must be 1 to 65536")
