@@ -169,6 +169,35 @@ void BM_ReadOne(benchmark::State &state)
 }
 BENCHMARK(BM_ReadOne)->Arg(1)->Arg(8)->Arg(64);
 
+// What an MPI_T read of a per-peer variable copies out of the core: one
+// array of a communicator of that many ranks (issue 36), every peer sent
+// to once so that every page is there.  MPI_T then subtracts the handle's
+// baseline from each element (opal/mca/base/mca_base_pvar.c), one more
+// pass of the same length.
+void BM_ReadPeers(benchmark::State &state)
+{
+    const int ranks = static_cast<int>(state.range(0));
+    struct spc_comm *comm = spc_comm_create(ranks);
+    if (comm == nullptr) {
+        state.SkipWithError("spc_comm_create failed");
+        return;
+    }
+    spc_switch_on(SPC_SWITCH_COMM_COUNTERS);
+    for (int rank = 0; rank < ranks; ++rank) {
+        spc_comm_add_peer(comm, SPC_PEER_BYTES_SENT, rank, 1);
+    }
+    spc_switch_off(SPC_SWITCH_COMM_COUNTERS);
+    std::vector<uint64_t> values(static_cast<size_t>(ranks));
+    for (auto _ : state) {
+        spc_comm_read_peers(comm, SPC_PEER_BYTES_SENT, values.data());
+        benchmark::DoNotOptimize(values.data());
+    }
+    spc_comm_destroy(comm);
+    state.counters["peers_per_second"] =
+        benchmark::Counter(static_cast<double>(ranks), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_ReadPeers)->Arg(128)->Arg(10000)->Arg(100000);
+
 }  // namespace
 
 int main(int argc, char **argv)
