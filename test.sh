@@ -19,6 +19,7 @@
 #                  5.0.7 build, then its MPI tests with SPC_SITES=flag
 #   tsan           the concurrent tests under ThreadSanitizer
 #   asan           the unit and concurrent tests under AddressSanitizer + UBSan
+# Two tests run at once per core (MESON_TESTTHREADS sets another number).
 # Warnings are errors in all of them; the folders but release build only what
 # their tests need (meson test does).  Every step that fails (configure,
 # build, a test, a missing test log) counts as a failure and shows its log.
@@ -96,14 +97,14 @@ check() {
     shift
     local build_all=false
     [ "${1:-}" = --build-all ] && { build_all=true; shift; }
-    echo "=== $dir: meson test $*"
+    echo "=== $dir: meson test --num-processes $test_processes $*"
     local began=$SECONDS
     if $build_all; then
         ninja -C "$dir" >"$dir.build.log" 2>&1 || { fail "build of $dir" "$dir.build.log"; return; }
     fi
     # testlog.json, or testlog-<setup>.json with --setup
     rm -f "$dir"/meson-logs/testlog*.json
-    meson test -C "$dir" --print-errorlogs "$@"
+    meson test -C "$dir" --print-errorlogs --num-processes "$test_processes" "$@"
     local testlog counts
     testlog=$(ls "$dir"/meson-logs/testlog*.json 2>/dev/null | head -1)
     if [ ! -s "$testlog" ] || ! counts=($(tally "$testlog")) || [ ${#counts[@]} -ne 2 ]; then
@@ -141,6 +142,21 @@ if [ "$core_only" = false ]; then
     fi
     trap - EXIT
 fi
+
+# Twice as many tests at once as cores: half the CPU time sat idle with one
+# a core (mpirun start-ups, ranks waiting on each other, Slurm's time limit).
+test_processes=${MESON_TESTTHREADS:-$((2 * $(nproc)))}
+# Open MPI 4.1.4's mpirun makes TMPDIR/ompi.HOST.UID at its start
+# (orte/util/session_dir.c:154) and removes it at its end if it is empty
+# (:424-428); an mpirun starting while another ends can find it made, then
+# gone, and fail in orte_init ("mkdir ... File exists",
+# opal/util/os_dirpath.c:116-119).  Seen with four tests at once.  A file of
+# ours in it keeps it from being empty while the tests run.
+session_host=$(hostname)
+case $session_host in *[!0-9.]*) session_host=${session_host%%.*} ;; esac
+session_keeper=${TMPDIR:-/tmp}/ompi.$session_host.$(id -u)/.ompi-spc-test.$$
+mkdir -p -m 0700 "${session_keeper%/*}" && touch "$session_keeper"
+trap 'rm -f "$session_keeper"' EXIT
 if setup "$build_root/release" -Dompi_cache="$ompi_cache"; then
     check "$build_root/release" --build-all
     check "$build_root/release" --setup flagsites --suite ompi --suite concurrent
