@@ -46,6 +46,7 @@ struct Segment {
     std::string path;
     std::vector<uint64_t *> free_blocks;  // of exited threads, for the next new ones
     uint32_t max_blocks = 0;  // the blocks acquire hands out; the header's copy is for readers
+    bool failed = false;      // a start failed (start_locked)
 };
 
 Segment &segment()
@@ -233,11 +234,8 @@ uint32_t thread_blocks(unsigned asked, char *message, size_t size)
     return asked;
 }
 
-int start_locked(Segment &s, const char *dir, const char *group, unsigned threads, char *message, size_t size)
+int make_segment(Segment &s, const char *dir, const char *group, unsigned threads, char *message, size_t size)
 {
-    if (s.on.load(std::memory_order_relaxed)) {
-        return SPC_SUCCESS;
-    }
     std::string folder = dir != nullptr && dir[0] != '\0' ? dir : SPC_LIVE_DEFAULT_DIR;
     const bool grouped = group != nullptr && group[0] != '\0';
     if (mkdir(folder.c_str(), grouped ? 0750 : 0700) != 0 && errno != EEXIST) {
@@ -261,12 +259,18 @@ int start_locked(Segment &s, const char *dir, const char *group, unsigned thread
     }
     char why[512] = "";
     void *base = MAP_FAILED;
-    if (!open_to_group(fd, group, why, sizeof why) || ftruncate(fd, static_cast<off_t>(l.bytes)) != 0 ||
+    // Every page of the file reserved now, not at its first write: in a full
+    // folder (a small /dev/shm) that write would be a SIGBUS, here it is an
+    // error the rank can report.
+    int reserved = 0;
+    if (!open_to_group(fd, group, why, sizeof why) ||
+        (reserved = posix_fallocate(fd, 0, static_cast<off_t>(l.bytes))) != 0 ||
         (base = mmap(nullptr, l.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
         if (why[0] == '\0') {
-            std::snprintf(why, sizeof why, "%s", std::strerror(errno));
+            std::snprintf(why, sizeof why, "%s", std::strerror(reserved != 0 ? reserved : errno));
         }
-        say(message, size, "cannot make the live segment %s: %s", making.c_str(), why);
+        say(message, size, "cannot make the live segment %s (%zu bytes): %s; live reading is off, the rank counts "
+            "as without it", making.c_str(), l.bytes, why);
         close(fd);
         unlink(making.c_str());
         return SPC_LIVE_ERR;
@@ -327,6 +331,21 @@ int start_locked(Segment &s, const char *dir, const char *group, unsigned thread
             "(build it with -fPIC)", path.c_str());
     }
     return SPC_SUCCESS;
+}
+
+// A process tries once: a start that failed said why, and a later one (MPI_Init's, after the
+// library's load) fails without a word, so a rank says it once.
+int start_locked(Segment &s, const char *dir, const char *group, unsigned threads, char *message, size_t size)
+{
+    if (s.on.load(std::memory_order_relaxed)) {
+        return SPC_SUCCESS;
+    }
+    if (s.failed) {
+        return SPC_LIVE_ERR;
+    }
+    const int rc = make_segment(s, dir, group, threads, message, size);
+    s.failed = rc != SPC_SUCCESS;
+    return rc;
 }
 
 // Sets the segment's job, rank and node and names its file after them in

@@ -26,6 +26,9 @@ modes:
               (its spc-top shows only that there are files of others),
               mpi_spc_live_group opens them to that group; damaged files give
               an error naming them, not a crash, and the good job still shows.
+  full        a live folder with no room for the file (a 16 KiB tmpfs, in a
+              mount namespace): the job runs, counts exactly, each rank says
+              once that live reading is off.
   record      spc-record over a job of known length: samples while it runs,
               the last equals the finalize report's CSV for every rank and
               counter; analysis/live_plot.py draws it.
@@ -81,7 +84,7 @@ class Job:
     """live_job under mpirun, in the background, holding at each phase."""
 
     def __init__(self, args, live_dir, phases, threads=1, unexpected=0, btl="self,vader", mca=(),
-                 hold=True, spread_ms=0, mpirun_args=(), env=None, params_file=False):
+                 hold=True, spread_ms=0, mpirun_args=(), env=None, params_file=False, wrapper=()):
         self.hold = tempfile.mkdtemp(dir=args.scratch, prefix="hold-") if hold else None
         live = [("mpi_spc_live", "1"), ("mpi_spc_live_dir", live_dir)]
         if params_file:
@@ -100,6 +103,7 @@ class Job:
                     "--size", str(SIZE), "--unexpected", str(unexpected), "--spread-ms", str(spread_ms)]
         if hold:
             command += ["--hold", self.hold]
+        command = [*wrapper, *command]
         self.output = tempfile.NamedTemporaryFile(dir=args.scratch, prefix="job-", suffix=".log", delete=False)
         print("$ " + " ".join(command), flush=True)
         self.proc = subprocess.Popen(command, stdout=self.output, stderr=subprocess.STDOUT,
@@ -413,6 +417,34 @@ def files_in(args):
     check(len(parse_top(result.stdout)) == 1, "the good job is still shown")
 
 
+def full(args):
+    """A live folder with no room for the file (a small /dev/shm): the job
+    runs, counts exactly, and each rank says once that live reading is off.
+    The folder is a 16 KiB tmpfs mounted in a mount namespace of the job's
+    own (unshare: as root, or in a user namespace otherwise)."""
+    folder = fresh_dir(args, "full")
+    dump = os.path.join(args.scratch, "full-dump.csv")
+    if os.path.exists(dump):
+        os.remove(dump)
+    namespace = ["unshare", "--mount"] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", "--mount"]
+    mounted = [*namespace, "--", "sh", "-c", 'mount -t tmpfs -o size=16k tmpfs "$0" && exec "$@"', folder]
+    probe = subprocess.run([*mounted, "df", "--output=size", folder], capture_output=True, text=True)
+    check(probe.returncode == 0 and probe.stdout.split()[-1] == "16",
+          f"control: a 16 KiB file system is mounted on the folder ({probe.stdout.strip()} {probe.stderr.strip()})")
+    job = Job(args, folder, [N], hold=False, wrapper=mounted,
+              mca=[("mpi_spc_dump_enabled", "true"), ("mpi_spc_dump_file", dump)])
+    status = job.wait()
+    log = job.log()
+    print(log)
+    check(status == 0 and "Bus error" not in log, f"the job ends cleanly in a full folder (status {status})")
+    said = log.count("live reading is off")
+    check(said == 2 and "No space left on device" in log,
+          f"each rank says once that there is no room and live reading is off ({said} lines)")
+    report = {(int(r["rank"]), r["counter"]): int(r["value"]) for r in read_csv(dump)} if os.path.exists(dump) else {}
+    sent = {rank: report.get((rank, "OMPI_SPC_SEND")) for rank in (0, 1)}
+    check(sent == {0: N, 1: N}, f"the ranks counted exactly all the same, {N} sends each ({sent})")
+
+
 def read_csv(path):
     import csv
     with open(path) as f:
@@ -724,7 +756,7 @@ def nodes(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["exact", "kill", "files", "record", "prometheus", "nodes", "pml"])
+    parser.add_argument("mode", choices=["exact", "kill", "files", "full", "record", "prometheus", "nodes", "pml"])
     for name in ("mpirun", "job", "top", "record", "exporter", "scratch"):
         parser.add_argument("--" + name, required=True)
     parser.add_argument("--plot", help="analysis/live_plot.py (record)")
