@@ -147,16 +147,17 @@ fi
 # a core (mpirun start-ups, ranks waiting on each other, Slurm's time limit).
 test_processes=${MESON_TESTTHREADS:-$((2 * $(nproc)))}
 # Open MPI 4.1.4's mpirun makes TMPDIR/ompi.HOST.UID at its start
-# (orte/util/session_dir.c:154) and removes it at its end if it is empty
-# (:424-428); an mpirun starting while another ends can find it made, then
-# gone, and fail in orte_init ("mkdir ... File exists",
-# opal/util/os_dirpath.c:116-119).  Seen with four tests at once.  A file of
-# ours in it keeps it from being empty while the tests run.
+# (orte/util/session_dir.c:154) and at its end removes the files in it and
+# then it, if empty (:446, :428); an mpirun starting while another ends can
+# find it made, then gone, and fail in orte_init ("mkdir ... File exists",
+# opal/util/os_dirpath.c:116-119).  Seen with four tests at once.  A folder
+# of ours in it keeps it from being empty while the tests run (that removal
+# leaves folders: opal/util/os_dirpath.c:209-219).
 session_host=$(hostname)
 case $session_host in *[!0-9.]*) session_host=${session_host%%.*} ;; esac
-session_keeper=${TMPDIR:-/tmp}/ompi.$session_host.$(id -u)/.ompi-spc-test.$$
-mkdir -p -m 0700 "${session_keeper%/*}" && touch "$session_keeper"
-trap 'rm -f "$session_keeper"' EXIT
+session_keeper=${TMPDIR:-/tmp}/ompi.$session_host.$(id -u)/ompi-spc-test.$$
+mkdir -p -m 0700 "$session_keeper"
+trap 'rmdir "$session_keeper" 2>/dev/null' EXIT
 if setup "$build_root/release" -Dompi_cache="$ompi_cache"; then
     check "$build_root/release" --build-all
     check "$build_root/release" --setup flagsites --suite ompi --suite concurrent
