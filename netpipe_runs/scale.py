@@ -24,6 +24,9 @@ the ranks).  A job Open MPI itself fails is recorded as failed.
 Writes OUT/runs.jsonl (a record per rank count and configuration), OUT/table.md
 (medians over the ranks of a job) and OUT/meta.json (machine, builds, command).
 
+Open MPI 5.0.7 instead of 4.1.4: SPC_OMPI_VERSION=5.0.7 in the environment
+(netpipe_runs/study.py), with both builds of it in the cache.
+
 usage: python3 -m netpipe_runs.scale [--ranks 2,16,64] [--out DIR] [--timeout S]"""
 import argparse
 import json
@@ -208,7 +211,9 @@ def main():
                 runs.flush()
     text = (f"# Costs against ranks on one node\n\n{meta['date']}, {meta['machine']['cpu']} "
             f"({meta['machine']['cores']} cores), Open MPI {study.OMPI_VERSION}, commit "
-            f"{meta['machine']['commit'][:12]}.\n\n```sh\npython3 -m netpipe_runs.scale --ranks {args.ranks}\n```\n\n"
+            f"{meta['machine']['commit'][:12]}.\n\n```sh\n"
+            + ("" if study.OMPI_VERSION == "4.1.4" else f"SPC_OMPI_VERSION={study.OMPI_VERSION} ")
+            + f"python3 -m netpipe_runs.scale --ranks {args.ranks}\n```\n\n"
             + tables(records))
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write(text)
