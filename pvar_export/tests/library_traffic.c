@@ -47,6 +47,16 @@ static struct reading read_all(void)
     return r;
 }
 
+/* What each counter moved from before to after. */
+static struct reading moved(struct reading before, struct reading after)
+{
+    struct reading d;
+    for (int i = 0; i < NUM_COUNTERS; ++i) {
+        d.value[i] = after.value[i] - before.value[i];
+    }
+    return d;
+}
+
 static void user_traffic(int rank)
 {
     char buffer[USER_BYTES] = {0};
@@ -155,17 +165,11 @@ int main(int argc, char **argv)
     CHECK_EQ_U64(read_handle(session, world_handles[0]), user_sent, "BYTES_SENT_USER of MPI_COMM_WORLD");
     CHECK_EQ_U64(read_handle(session, world_handles[1]), user_received, "BYTES_RECEIVED_USER of MPI_COMM_WORLD");
 
-    const unsigned long long osc_mpi =
-        after_osc.value[SENT_MPI] - after_user.value[SENT_MPI] + after_osc.value[RECEIVED_MPI] -
-        after_user.value[RECEIVED_MPI];
-    const unsigned long long file_mpi =
-        after_file.value[SENT_MPI] - after_osc.value[SENT_MPI] + after_file.value[RECEIVED_MPI] -
-        after_osc.value[RECEIVED_MPI];
+    const struct reading osc = moved(after_user, after_osc), file = moved(after_osc, after_file);
+    const unsigned long long osc_mpi = osc.value[SENT_MPI] + osc.value[RECEIVED_MPI];
+    const unsigned long long file_mpi = file.value[SENT_MPI] + file.value[RECEIVED_MPI];
     printf("rank %d: MPI bytes sent, received during one-sided %llu, %llu; during the write %llu, %llu\n", rank,
-           after_osc.value[SENT_MPI] - after_user.value[SENT_MPI],
-           after_osc.value[RECEIVED_MPI] - after_user.value[RECEIVED_MPI],
-           after_file.value[SENT_MPI] - after_osc.value[SENT_MPI],
-           after_file.value[RECEIVED_MPI] - after_osc.value[RECEIVED_MPI]);
+           osc.value[SENT_MPI], osc.value[RECEIVED_MPI], file.value[SENT_MPI], file.value[RECEIVED_MPI]);
     if (osc_through_pml && rank == 0) {
         CHECK(osc_mpi >= PUT_INTS * sizeof(int), "one-sided moved %llu MPI bytes through the PML, expected >= %zu",
               osc_mpi, PUT_INTS * sizeof(int));
