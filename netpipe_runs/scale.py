@@ -1,6 +1,7 @@
 """Costs against the number of ranks on one node (issue 36, items 1 and 2):
 at each rank count, bench/scale_job.c (a ring of 100 messages of 1 KiB a
-rank, then held; it times its own MPI_Init and MPI_Finalize) runs on
+rank, then held; it times its own MPI_Init and MPI_Finalize) runs, over
+the transport asked for (ob1 over shared memory unless told), on
 
   nospc       the compiled-out build;
   spc         the spc build with live counters on and every counter and
@@ -27,7 +28,8 @@ Writes OUT/runs.jsonl (a record per rank count and configuration), OUT/table.md
 Open MPI 5.0.7 instead of 4.1.4: SPC_OMPI_VERSION=5.0.7 in the environment
 (netpipe_runs/study.py), with both builds of it in the cache.
 
-usage: python3 -m netpipe_runs.scale [--ranks 2,16,64] [--out DIR] [--timeout S]"""
+usage: python3 -m netpipe_runs.scale [--ranks 2,16,64] [--transport NAME] [--out DIR]
+                                    [--timeout S]"""
 import argparse
 import json
 import os
@@ -80,13 +82,13 @@ def readers(prefix, live_dir):
         campaign.end_tree(exporter)
 
 
-def run_job(prefix, program, ranks, extra, with_readers, timeout):
+def run_job(prefix, program, ranks, transport, extra, with_readers, timeout):
     """Every rank's figures while the job is held and its times after, and
     (with_readers) what the readers cost."""
     hold = tempfile.mkdtemp(prefix="scale-")
     live_dir = os.path.join(hold, "live")
     command = [os.path.join(prefix, "bin", "mpirun"), "-np", str(ranks), "--oversubscribe",
-               "--mca", "btl", "self,vader", "-x", "LD_LIBRARY_PATH", *extra,
+               *study.transport_arguments(transport), "-x", "LD_LIBRARY_PATH", *extra,
                "--mca", "mpi_spc_live_dir", live_dir, "--mca", "mpi_spc_dump_file",
                os.path.join(hold, "report.csv"), program, hold]
     env = study.environment(LD_LIBRARY_PATH=os.path.join(prefix, "lib"))
@@ -177,7 +179,12 @@ def main():
     parser.add_argument("--ranks", default="2,16,64", help="comma list of rank counts (default 2,16,64)")
     parser.add_argument("--out", default=None, help="results folder (default results/<UTC time>-scale)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds a job may take to reach its hold")
+    transports = study.TRANSPORTS + study.OTHER_TRANSPORTS
+    parser.add_argument("--transport", default="vader", choices=[t.name for t in transports],
+                        help="how the ranks talk (default vader: ob1 over shared memory; "
+                             + "; ".join(f"{t.name}: {t.paper_case}" for t in transports[1:]) + ")")
     args = parser.parse_args()
+    transport = study.transport(args.transport)
     try:
         counts = [int(n) for n in args.ranks.split(",")]
     except ValueError:
@@ -191,7 +198,7 @@ def main():
     program = os.path.join(scratch, "scale_job")
     subprocess.run([os.path.join(prefixes["spc"], "bin", "mpicc"), "-O2",
                     os.path.join(study.REPO, "bench", "scale_job.c"), "-o", program], check=True)
-    meta = {"machine": study.machine(), "command": " ".join(sys.argv),
+    meta = {"machine": study.machine(), "command": " ".join(sys.argv), "transport": transport._asdict(),
             "date": campaign.utc_now().strftime("%Y-%m-%d %H:%M UTC"),
             "builds": {v: {"prefix": p, "content_hash": campaign.built_hash(p)} for v, p in prefixes.items()}}
     campaign.write_json(os.path.join(out, "meta.json"), meta)
@@ -202,7 +209,8 @@ def main():
                 print(f"== [{n}/{len(counts)}] {ranks} ranks, {name}", flush=True)
                 record = {"ranks": ranks, "configuration": name}
                 try:
-                    record.update(run_job(prefixes[variant], program, ranks, extra, name == "spc", args.timeout))
+                    record.update(run_job(prefixes[variant], program, ranks, transport, extra, name == "spc",
+                                          args.timeout))
                 except (RuntimeError, OSError, subprocess.SubprocessError) as error:
                     print(f"scale: {error}", flush=True)
                     record["failed"] = str(error)[-4000:]
@@ -210,10 +218,11 @@ def main():
                 runs.write(json.dumps(record) + "\n")
                 runs.flush()
     text = (f"# Costs against ranks on one node\n\n{meta['date']}, {meta['machine']['cpu']} "
-            f"({meta['machine']['cores']} cores), Open MPI {study.OMPI_VERSION}, commit "
+            f"({meta['machine']['cores']} cores), Open MPI {study.OMPI_VERSION}, {transport.paper_case}, commit "
             f"{meta['machine']['commit'][:12]}.\n\n```sh\n"
             + ("" if study.OMPI_VERSION == "4.1.4" else f"SPC_OMPI_VERSION={study.OMPI_VERSION} ")
-            + f"python3 -m netpipe_runs.scale --ranks {args.ranks}\n```\n\n"
+            + f"python3 -m netpipe_runs.scale --ranks {args.ranks}"
+            + ("" if args.transport == "vader" else f" --transport {args.transport}") + "\n```\n\n"
             + tables(records))
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write(text)

@@ -109,6 +109,7 @@ class Transport(NamedTuple):
     name: str
     mca: tuple
     paper_case: str
+    environment: tuple = ()  # (name, value) pairs mpirun hands the ranks
 
 
 TRANSPORTS = [
@@ -121,6 +122,11 @@ TRANSPORTS = [
 OTHER_TRANSPORTS = [
     Transport("ucx", (("pml", "ucx"), ("pml_ucx_tls", "any"), ("pml_ucx_devices", "any")),
               "pml ucx (UCX over shared memory here, InfiniBand on a cluster)"),
+    # libfabric's tcp provider pinned to the loopback interface, as the
+    # tests run it (pvar_export/tests/meson.build says why)
+    Transport("cm", (("pml", "cm"), ("mtl", "ofi"), ("mtl_ofi_provider_include", "tcp")),
+              "pml cm with mtl ofi (libfabric's tcp provider here, the fabric's own on a cluster)",
+              (("FI_TCP_IFACE", "lo"),)),
 ]
 
 
@@ -178,12 +184,21 @@ def build_info(prefix):
         return json.load(f)
 
 
+def transport_arguments(transport_):
+    """mpirun's arguments that choose a transport."""
+    command = []
+    for parameter, value in transport_.mca:
+        command += ["--mca", parameter, value]
+    for name, value in transport_.environment:
+        command += ["-x", f"{name}={value}"]
+    return command
+
+
 def mpirun(prefix, config, transport_, ranks=2, bind_to="core"):
     """The mpirun command line (without the program) of a configuration."""
     command = [os.path.join(prefix, "bin", "mpirun"), "-np", str(ranks), "--bind-to", bind_to,
                "-x", ENV_PAD_VARIABLE]
-    for parameter, value in transport_.mca:
-        command += ["--mca", parameter, value]
+    command += transport_arguments(transport_)
     attach = attach_list(config)
     if attach:
         command += ["--mca", "mpi_spc_attach", attach]
