@@ -40,21 +40,75 @@ enum ompi_spc_hook_id {
  * anything can turn a consumer on). */
 void ompi_spc_hooks_define(void);
 
+/* Per timed MPI function (spc/catalogue.def's SPC_CALL_TIME rows): its
+ * family's timer, its call counter and the communicator counter of its
+ * time (-1: none). */
+#define OMPI_SPC_CALL_ID_COUNTED_(name) OMPI_SPC_##name
+#define OMPI_SPC_CALL_ID_NOT_COUNTED_(name) -1
+#define OMPI_SPC_COMM_TIME_ID_COMM_(name) SPC_COMM_##name##_TIME
+#define OMPI_SPC_COMM_TIME_ID_NO_COMM_(name) -1
+enum ompi_spc_timed_call {
+#define SPC_CALL_TIME(name, family, function, comm, counted)          \
+    OMPI_SPC_FAMILY_OF_##name = OMPI_SPC_##family##_TIME,              \
+    OMPI_SPC_CALL_OF_##name = OMPI_SPC_CALL_ID_##counted##_(name),     \
+    OMPI_SPC_COMM_TIME_OF_##name = OMPI_SPC_COMM_TIME_ID_##comm##_(name),
+#include "spc/catalogue.def"
+};
+
+/* A timed MPI function: statement, the call of its body, behind the one
+ * site of hook MPI_<name>, which counts the call (on comm too, a
+ * communicator or NULL) and times it (spc.h, spc_call_enter_).  The hook
+ * holds the whole call, so that while it is off nothing outlives the call
+ * but the site. */
+#define OMPI_SPC_MPI_TIMED(name, comm, statement) OMPI_SPC_MPI_TIMED_(name, comm, -1, 0, statement)
+/* The same for MPI_Send and MPI_Recv, also comm's call counter comm_call
+ * and the events' safe point at their entry. */
+#define OMPI_SPC_MPI_TIMED_ENTRY(name, comm, comm_call, statement) \
+    OMPI_SPC_MPI_TIMED_(name, comm, comm_call, 1, statement)
+#define OMPI_SPC_MPI_TIMED_(name, comm, comm_call, safe_point, statement)                            \
+    OMPI_SPC_HOOK_AROUND(MPI_##name, {                                                                 \
+        uint64_t *spc_block_ = spc_hook_block_start_(SPC_HOOK_MODE);                                    \
+        const uint64_t spc_start_ = ompi_spc_mpi_enter(SPC_HOOK_MODE, OMPI_SPC_HOOK_MPI_##name,          \
+            &spc_block_, (comm), OMPI_SPC_CALL_OF_##name, (comm_call), (safe_point),                   \
+            OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);                                         \
+        statement;                                                                                      \
+        ompi_spc_mpi_leave(SPC_HOOK_MODE, OMPI_SPC_HOOK_MPI_##name, &spc_block_, spc_start_, (comm),   \
+            OMPI_SPC_COMM_TIME_OF_##name, OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);           \
+    }, statement)
+
 #if SPC_ENABLE
-/* The code of an MPI function's entry hook in mode: its call counter,
- * comm's counter comm_id (if comm is a communicator: the call's checks
- * come after), and the events' safe point. */
-static inline __attribute__((always_inline)) void
-ompi_spc_mpi_entry(spc_hook_mode mode, int hook, ompi_communicator_t *comm, int counter, int comm_id)
+/* A timed MPI function's entry in mode (its arguments are constants but
+ * comm): its call counter (call, or -1), comm's counter comm_call (if comm
+ * is a communicator: the call's checks come after) and the events' safe
+ * point, then the timing's start (spc_call_enter_). */
+static inline __attribute__((always_inline)) uint64_t
+ompi_spc_mpi_enter(spc_hook_mode mode, int hook, uint64_t **block, ompi_communicator_t *comm, int call,
+                   int comm_call, int safe_point, int time, int family)
 {
-    spc_hook_record_(mode, NULL, counter, 1);
-    if (SPC_HOOK_SWITCHES_ON(mode, hook)) {
-        if (OMPI_SPC_COMM_ON() && !ompi_comm_invalid(comm)) {
-            ompi_spc_comm_record(comm, comm_id, 1);
+    if (call >= 0) {
+        spc_hook_record_(mode, block, call, 1);
+    }
+    if ((comm_call >= 0 || safe_point) && SPC_HOOK_SWITCHES_ON(mode, hook)) {
+        if (comm_call >= 0 && OMPI_SPC_COMM_ON() && !ompi_comm_invalid(comm)) {
+            ompi_spc_comm_record(comm, comm_call, 1);
         }
-        if (OMPI_SPC_SAFE_POINT_ON()) {
+        if (safe_point && OMPI_SPC_SAFE_POINT_ON()) {
             spc_ev_safe_point();
         }
+    }
+    return spc_call_enter_(mode, block, time, family);
+}
+
+/* Its return: the timing's end, and the time on comm's counter comm_time
+ * (-1: none) while counters bound to communicators are on. */
+static inline __attribute__((always_inline)) void
+ompi_spc_mpi_leave(spc_hook_mode mode, int hook, uint64_t **block, uint64_t start, ompi_communicator_t *comm,
+                   int comm_time, int time, int family)
+{
+    const uint64_t ticks = spc_call_leave_(mode, block, start, time, family);
+    if (comm_time >= 0 && ticks != 0 && SPC_HOOK_SWITCHES_ON(mode, hook) && OMPI_SPC_COMM_ON() &&
+        !ompi_comm_invalid(comm)) {
+        ompi_spc_comm_record(comm, comm_time, ticks);
     }
 }
 #endif

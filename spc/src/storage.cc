@@ -113,8 +113,9 @@ uint64_t *spc_thread_shard_create(void)
     if (live.block != nullptr) {
         uint64_t *shard = live.block;
         // Counter slots keep what an exited thread counted; the sampling
-        // state is this thread's own.
+        // state and the timed call it is in are this thread's own.
         shard[SPC_BLOCK_COUNTDOWN] = 0;
+        shard[SPC_BLOCK_IN_CALL] = 0;
         shard[SPC_BLOCK_RANDOM] = spc::random_seed();
         if (live.fresh) {
             std::lock_guard<std::mutex> lock(r.mutex);

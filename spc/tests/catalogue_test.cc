@@ -28,8 +28,9 @@ TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
     // "spc: count MPI_Mprobe, MPI_Improbe and MPI_Imrecv") and MPI_Comm_dup
     // (patch "spc: count MPI_Comm_dup"), then the MPI 4.0 calls Open MPI 5.0
     // counts (upstream 5.0.7's and v5.0.x's names), then the one-sided
-    // accumulates (patch "spc: count MPI's one-sided accumulates").
-    ASSERT_EQ(OMPI_SPC_NUM_COUNTERS, 127);
+    // accumulates (patch "spc: count MPI's one-sided accumulates"), then
+    // time inside MPI: in all, 5 families, 31 calls (issue 35).
+    ASSERT_EQ(OMPI_SPC_NUM_COUNTERS, 164);
     EXPECT_EQ(OMPI_SPC_SEND, 0);
     EXPECT_EQ(OMPI_SPC_CANCEL, 94);
     EXPECT_EQ(OMPI_SPC_BYTES_RECEIVED_USER, 95);
@@ -42,6 +43,13 @@ TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
     EXPECT_EQ(OMPI_SPC_PSEND_INIT, 120);
     EXPECT_EQ(OMPI_SPC_ACCUMULATE, 121);
     EXPECT_EQ(OMPI_SPC_COMPARE_AND_SWAP, 126);
+    EXPECT_EQ(OMPI_SPC_MPI_TIME, 127);
+    EXPECT_EQ(OMPI_SPC_SEND_TIME, 133);
+    EXPECT_EQ(OMPI_SPC_FILE_WRITE_AT_ALL_TIME, 163);
+    EXPECT_EQ(spc_counter_infos[OMPI_SPC_WAIT_TIME].kind, SPC_KIND_TIMER);
+    EXPECT_STREQ(spc_counter_infos[OMPI_SPC_WAIT_TIME].description,
+                 "The number of microseconds spent inside MPI_Wait, from its entry to its return (added to "
+                 "COMPLETION_TIME and MPI_TIME too).");
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_PREADY_RANGE].description,
                  "The number of times MPI_Pready_range was called.");
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_SENDRECV_REPLACE].name, "OMPI_SPC_SENDRECV_REPLACE");

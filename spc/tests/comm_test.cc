@@ -16,7 +16,8 @@ namespace {
 
 TEST(CommCounters, RowsNameCatalogueCountersOnce)
 {
-    ASSERT_EQ(SPC_NUM_COMM_COUNTERS, 9);
+    ASSERT_EQ(SPC_NUM_COMM_COUNTERS, 26);  // 9, then the times of the 17 calls with a communicator
+    EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_BARRIER_TIME].counter, OMPI_SPC_BARRIER_TIME);
     EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_UNEXPECTED_IN_QUEUE].counter, OMPI_SPC_UNEXPECTED_IN_QUEUE);
     EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_SEND].counter, OMPI_SPC_SEND);
     EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_MATCH_TIME].counter, OMPI_SPC_MATCH_TIME);

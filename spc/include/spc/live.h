@@ -48,10 +48,10 @@ extern "C" {
 /* Thread blocks a segment holds: how many of a rank's threads the readers
  * see at once (an exited thread's block goes to the next new one).  A
  * thread beyond them counts in a private block that readers do not see
- * (blocks_overflow says how many; MPI_T and the report still see it).  64
- * keeps a segment within 128 KiB; mpi_spc_live_threads asks for another
- * number, up to SPC_LIVE_MAX_THREADS. */
-#define SPC_LIVE_DEFAULT_THREADS 64
+ * (blocks_overflow says how many; MPI_T and the report still see it).  32
+ * keep a segment within 128 KiB (164 counters: a block is 1,664 bytes);
+ * mpi_spc_live_threads asks for another number, up to SPC_LIVE_MAX_THREADS. */
+#define SPC_LIVE_DEFAULT_THREADS 32
 #define SPC_LIVE_MAX_THREADS 65536
 
 /* The MCA parameters, and the environment variables through which mpirun

@@ -450,6 +450,7 @@ enum spc_block_slot {
 #define SPC_TIMED_SLOT_TIMER_(name) SPC_TIMED_OMPI_SPC_##name,
 #include "spc/catalogue.def"
     SPC_BLOCK_COUNTDOWN,   /* intervals until the next timed one */
+    SPC_BLOCK_IN_CALL,     /* 1 while the thread is inside a timed MPI call (spc_call_enter_) */
     SPC_BLOCK_RANDOM,      /* state of the thread's random gaps */
     SPC_BLOCK_SLOTS
 };
@@ -676,6 +677,65 @@ SPC_INLINE_ void spc_hook_timer_start_(spc_hook_mode mode, int id, spc_timer_t *
     }
 }
 
+
+/* ---- Time inside MPI calls (catalogue.def's SPC_CALL_TIME rows) ---- */
+
+/* What spc_call_enter_ returns for a call made inside a timed one: the
+ * outer call's interval holds it, so it is not timed again. */
+#define SPC_CALL_INSIDE_ UINT64_MAX
+
+/* Whether a timed call's hook code times this call: one of its timers (its
+ * own, its family's, MPI_TIME) is on and, sampled, the interval is drawn;
+ * a drawn interval counts for the three timers' spc_timer_intervals. */
+SPC_INLINE_ int spc_call_times_(spc_hook_mode mode, uint64_t **block, int time, int family)
+{
+    if (!spc_hook_all_mode_(mode) &&
+        !(spc_enabled_(time) || spc_enabled_(family) || spc_enabled_(OMPI_SPC_MPI_TIME))) {
+        return 0;
+    }
+    if (mode == SPC_HOOK_ALL_COUNTERS || (mode != SPC_HOOK_ALL_SAMPLED && SPC_LIKELY(spc_flags_.timer_sampling == 1))) {
+        return 1;
+    }
+    if (!spc_timer_sampled_(block, time)) {
+        return 0;
+    }
+    uint64_t *own = spc_hook_block_(block);
+    spc_block_add_(own, spc_timed_slot_(family), 1);
+    spc_block_add_(own, spc_timed_slot_(OMPI_SPC_MPI_TIME), 1);
+    return 1;
+}
+
+/* A timed call's entry, in a hook's code that holds the call: its start
+ * (the clock), 0 when it is not timed, SPC_CALL_INSIDE_ inside another.
+ * The thread's flag marks the call, timed or not, so that what it calls
+ * adds nothing of its own; spc_call_leave_ clears it. */
+SPC_INLINE_ uint64_t spc_call_enter_(spc_hook_mode mode, uint64_t **block, int time, int family)
+{
+    uint64_t *own = spc_hook_block_(block);
+    if (own[SPC_BLOCK_IN_CALL] != 0) {
+        return SPC_CALL_INSIDE_;
+    }
+    own[SPC_BLOCK_IN_CALL] = 1;
+    return spc_call_times_(mode, block, time, family) ? SPC_TIMER_CLOCK_() : 0;
+}
+
+/* A timed call's return: the ticks it took, added to its timers that are
+ * on (0: not timed). */
+SPC_INLINE_ uint64_t spc_call_leave_(spc_hook_mode mode, uint64_t **block, uint64_t start, int time, int family)
+{
+    if (start == SPC_CALL_INSIDE_) {
+        return 0;
+    }
+    spc_hook_block_(block)[SPC_BLOCK_IN_CALL] = 0;
+    if (start == 0) {
+        return 0;
+    }
+    const uint64_t ticks = SPC_TIMER_CLOCK_() - start;
+    spc_hook_record_(mode, block, time, ticks);
+    spc_hook_record_(mode, block, family, ticks);
+    spc_hook_record_(mode, block, OMPI_SPC_MPI_TIME, ticks);
+    return ticks;
+}
 
 SPC_INLINE_ void spc_timer_stop_(spc_timer_t *timer)
 {

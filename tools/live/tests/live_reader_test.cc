@@ -136,7 +136,7 @@ TEST(Live, FileIsReadableByItsUserOnly)
     ASSERT_EQ(stat(segment_path.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 07777, 0600u);
     EXPECT_EQ(st.st_uid, getuid());
-    // 64 thread blocks by default (SPC_LIVE_DEFAULT_THREADS): within 128 KiB
+    // 32 thread blocks by default (SPC_LIVE_DEFAULT_THREADS): within 128 KiB
     EXPECT_GT(st.st_size, 64 * 1024);
     EXPECT_LE(st.st_size, 128 * 1024);
 }
