@@ -37,6 +37,43 @@ std::string rank_status(const Segment &s)
     return format("rank %d: pid %" PRId64 " %s", s.rank(), s.pid(), status_name(s.status()));
 }
 
+// Each rank's share of the last interval spent inside MPI (the rate of
+// its MPI_TIME) and the job's spread; "" before a second read, or while
+// no rank's MPI_TIME has counted (off, it would read a 0% that means
+// nothing).
+std::string time_in_mpi(const Job &job, const std::vector<Values> &reads, const History &previous)
+{
+    const Segment &first = *job.ranks.front();
+    const int id = first.find("MPI_TIME");
+    if (id < 0 || !first.counted(id)) {
+        return "";
+    }
+    std::vector<std::pair<double, int>> shares;  // (share, rank)
+    bool counted = false;
+    double seconds = 0;
+    for (size_t i = 0; i < job.ranks.size(); ++i) {
+        const Segment &s = *job.ranks[i];
+        counted = counted || reads[i].raw[id] != 0;
+        auto before = previous.find({s.device(), s.inode()});
+        if (before == previous.end() || reads[i].unix_ns <= before->second.unix_ns) {
+            continue;
+        }
+        seconds = static_cast<double>(reads[i].unix_ns - before->second.unix_ns) / 1e9;
+        const double inside = static_cast<double>(s.converted(id, reads[i].raw[id]) - s.converted(id, before->second.raw[id])) / 1e6;
+        shares.push_back({inside / seconds, s.rank()});
+    }
+    if (shares.empty() || !counted) {
+        return "";
+    }
+    const auto [low, high] = std::minmax_element(shares.begin(), shares.end());
+    const double mean = std::accumulate(shares.begin(), shares.end(), 0.0,
+                                        [](double sum, const std::pair<double, int> &p) { return sum + p.first; }) /
+                        static_cast<double>(shares.size());
+    return format("  time in MPI over the last %.1f s (MPI_TIME): min %.0f%% (rank %d), mean %.0f%%, max %.0f%% (rank %d)%s",
+                  seconds, 100 * low->first, low->second, 100 * mean, 100 * high->first, high->second,
+                  high->first > 1.005 ? "; above 100%: a rank's threads inside MPI at once add up" : "");
+}
+
 }  // namespace
 
 std::vector<std::string> job_table(const Job &job, const std::vector<Values> &reads, const History &previous,
@@ -65,6 +102,10 @@ std::vector<std::string> job_table(const Job &job, const std::vector<Values> &re
     }
     statuses.pop_back();
     lines.push_back(statuses);
+    const std::string share = time_in_mpi(job, reads, previous);
+    if (!share.empty()) {
+        lines.push_back(share);
+    }
 
     // Which ranks get a column.
     std::vector<size_t> columns;
