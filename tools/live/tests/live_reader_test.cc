@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "reader.hpp"
+#include "table.hpp"
 #include "spc/live.h"
 #include "spc/spc.h"
 
@@ -224,6 +226,54 @@ TEST(Live, LevelsAndWatermarksAreTheJobsOwn)
     EXPECT_EQ(spc_live::Segment::level_value(raw(reader, level)), 0);
     EXPECT_EQ(spc_read(level), 0u);
     EXPECT_EQ(spc_read(watermark), 5u);
+}
+
+// spc-top's line of each rank's share of the last interval inside MPI:
+// none while MPI_TIME has not counted (a 0% that would mean nothing), then
+// the rank's time in MPI over the interval between two reads, and a share
+// above 100% said to be threads adding up.
+TEST(Live, TopShowsTheShareOfTimeInMpiOnceItCounts)
+{
+    spc_live::Scan found = spc_live::scan(folder, false);
+    std::vector<spc_live::Job> jobs = spc_live::jobs(found);
+    ASSERT_EQ(jobs.size(), 1u);
+    const spc_live::Segment &s = *jobs[0].ranks[0];
+    auto share_line = [&](const spc_live::Values &before, const spc_live::Values &now) {
+        spc_live::History previous{{{s.device(), s.inode()}, before}};
+        for (const std::string &line : spc_live::job_table(jobs[0], {now}, previous, spc_live::TableOptions{})) {
+            if (line.find("time in MPI") != std::string::npos) {
+                return line;
+            }
+        }
+        return std::string();
+    };
+    ASSERT_EQ(s.read().raw[OMPI_SPC_MPI_TIME], 0u);
+    spc_live::Values first = s.read();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(share_line(first, s.read()), "") << "MPI_TIME has not counted: no share";
+
+    ASSERT_EQ(spc_counter_enable(OMPI_SPC_MPI_TIME), SPC_SUCCESS);
+    first = s.read();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    SPC_RECORD(OMPI_SPC_MPI_TIME, static_cast<uint64_t>(0.05 * spc_ticks_per_second()));  // 50 ms inside MPI
+    spc_live::Values second = s.read();
+    const double seconds = static_cast<double>(second.unix_ns - first.unix_ns) / 1e9;
+    const double expected = 100 * (static_cast<double>(s.converted(OMPI_SPC_MPI_TIME, second.raw[OMPI_SPC_MPI_TIME]) -
+                                                       s.converted(OMPI_SPC_MPI_TIME, first.raw[OMPI_SPC_MPI_TIME])) /
+                                   1e6) / seconds;
+    char want[64];
+    std::snprintf(want, sizeof want, "min %.0f%% (rank 0), mean %.0f%%", expected, expected);
+    std::string line = share_line(first, second);
+    EXPECT_NE(line.find(want), std::string::npos) << line << " (expected " << want << ")";
+    EXPECT_GT(expected, 10);
+    EXPECT_LT(expected, 50.5);
+    EXPECT_EQ(line.find("above 100%"), std::string::npos) << line;
+
+    first = s.read();
+    SPC_RECORD(OMPI_SPC_MPI_TIME, static_cast<uint64_t>(3.0 * spc_ticks_per_second()));  // 3 s in MPI in no time
+    line = share_line(first, s.read());
+    EXPECT_NE(line.find("above 100%: a rank's threads inside MPI at once add up"), std::string::npos) << line;
+    ASSERT_EQ(spc_counter_disable(OMPI_SPC_MPI_TIME), SPC_SUCCESS);
 }
 
 // A forked child counts into its own copy, not into its parent's segment,
