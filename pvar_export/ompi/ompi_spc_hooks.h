@@ -55,26 +55,27 @@ enum ompi_spc_timed_call {
 #include "spc/catalogue.def"
 };
 
-/* A timed MPI function: statement, the call of its body, behind the one
- * site of hook MPI_<name>, which counts the call (on comm too, a
- * communicator or NULL) and times it (spc.h, spc_call_enter_).  The hook
- * holds the whole call, so that while it is off nothing outlives the call
- * but the site. */
-#define OMPI_SPC_MPI_TIMED(name, comm, statement) OMPI_SPC_MPI_TIMED_(name, comm, -1, 0, statement)
+/* A timed MPI function: plain, the call of its body, behind the one site
+ * of hook MPI_<name>, which while on counts the call (on comm too, a
+ * communicator or NULL) and times hooked, the call of the body's copy out
+ * of line (spc.h, spc_call_enter_), so that the off path's code is the
+ * body's alone.  The hook holds the whole call, so that while it is off
+ * nothing outlives the call but the site. */
+#define OMPI_SPC_MPI_TIMED(name, comm, hooked, plain) OMPI_SPC_MPI_TIMED_(name, comm, -1, 0, hooked, plain)
 /* The same for MPI_Send and MPI_Recv, also comm's call counter comm_call
  * and the events' safe point at their entry. */
-#define OMPI_SPC_MPI_TIMED_ENTRY(name, comm, comm_call, statement) \
-    OMPI_SPC_MPI_TIMED_(name, comm, comm_call, 1, statement)
-#define OMPI_SPC_MPI_TIMED_(name, comm, comm_call, safe_point, statement)                            \
+#define OMPI_SPC_MPI_TIMED_ENTRY(name, comm, comm_call, hooked, plain) \
+    OMPI_SPC_MPI_TIMED_(name, comm, comm_call, 1, hooked, plain)
+#define OMPI_SPC_MPI_TIMED_(name, comm, comm_call, safe_point, hooked, plain)                        \
     OMPI_SPC_HOOK_AROUND(MPI_##name, {                                                                 \
         uint64_t *spc_block_ = spc_hook_block_start_(SPC_HOOK_MODE);                                    \
         const uint64_t spc_start_ = ompi_spc_mpi_enter(SPC_HOOK_MODE, OMPI_SPC_HOOK_MPI_##name,          \
             &spc_block_, (comm), OMPI_SPC_CALL_OF_##name, (comm_call), (safe_point),                   \
             OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);                                         \
-        statement;                                                                                      \
+        hooked;                                                                                         \
         ompi_spc_mpi_leave(SPC_HOOK_MODE, OMPI_SPC_HOOK_MPI_##name, &spc_block_, spc_start_, (comm),   \
             OMPI_SPC_COMM_TIME_OF_##name, OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);           \
-    }, statement)
+    }, plain)
 
 #if SPC_ENABLE
 /* A timed MPI function's entry in mode (its arguments are constants but
