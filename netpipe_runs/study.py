@@ -63,6 +63,8 @@ COUNTER_SETS = {
     "table4": TABLE4,
     "match-time": ("MATCH_TIME",),
     "table4-no-match": tuple(c for c in TABLE4 if c != "MATCH_TIME"),
+    # time inside MPI: what a ping-pong's MPI_Send and MPI_Recv add to (issue 35)
+    "time": ("MPI_TIME", "P2P_TIME", "SEND_TIME", "RECV_TIME"),
 }
 
 
