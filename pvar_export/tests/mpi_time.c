@@ -15,9 +15,12 @@
  *  2. on a duplicate D, rank r sleeps r x 50 ms, then enters a barrier:
  *     BARRIER_TIME of rank r is the program's time, which is at least the
  *     last rank's arrival less its own (CLOCK_MONOTONIC, the node's: Open
- *     MPI's MPI_Wtime counts from an origin of each process's own) and
- *     about (3 - r) x 50 ms; BARRIER_TIME bound to D reads the same as
- *     process-wide.
+ *     MPI's MPI_Wtime counts from an origin of each process's own,
+ *     ompi/mpi/c/wtime.c:82); BARRIER_TIME bound to D reads the same as
+ *     process-wide.  How late each rank arrives is printed, not checked:
+ *     on a loaded machine the ranks leave the first barrier tens of ms
+ *     apart, and the last barrier took 100 ms once under cm (4 ranks on 2
+ *     cores beside a build).
  *  3. 1000 receives from a rank that does not exist, under
  *     MPI_ERRORS_RETURN: each returns an error and is counted and timed.
  *  4. 100 receives cancelled, each then waited for: MPI_Wait is counted
@@ -113,7 +116,7 @@ static void receive_after_sleep(int rank)
     }
 }
 
-static void staircase_barrier(int rank, int size, MPI_Comm d)
+static void staircase_barrier(int rank, MPI_Comm d)
 {
     MPI_OK(MPI_Barrier(d));
     const struct reading before = read_all();
@@ -132,9 +135,6 @@ static void staircase_barrier(int rank, int size, MPI_Comm d)
     check_time(barrier, own, "BARRIER_TIME of a rank that arrived r x 50 ms late");
     CHECK(own >= last - arrival - 0.001, "rank %d left the barrier %.3f s after arriving, before the last rank arrived "
           "(%.3f s later)", rank, own, last - arrival);
-    const double expected = (size - 1 - rank) * STEP_SECONDS;
-    CHECK(own > expected - 0.04 && own < expected + 0.1, "rank %d waited %.3f s, expected about %.3f s", rank, own,
-          expected);
     CHECK_SAME_US(on_d, barrier, "BARRIER_TIME bound to the barrier's communicator");
     CHECK_SAME_US(after.value[COLLECTIVE_TIME] - before.value[COLLECTIVE_TIME], barrier, "COLLECTIVE_TIME");
     CHECK_SAME_US(after.value[MPI_TIME] - before.value[MPI_TIME], barrier, "MPI_TIME");
@@ -221,7 +221,7 @@ int main(int argc, char **argv)
     barrier_on_d = started_comm_handle(session, "BARRIER_TIME", d);
 
     receive_after_sleep(rank);
-    staircase_barrier(rank, size, d);
+    staircase_barrier(rank, d);
     erroneous_receives(size);
     cancelled_and_freed(rank);
 
