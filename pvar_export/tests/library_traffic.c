@@ -134,15 +134,7 @@ int main(int argc, char **argv)
     if (path == NULL) {
         spc_client_die("usage: %s FILE [--osc-through-pml] [--file-through-pml] [--pml PML]", argv[0]);
     }
-    int provided, rank, size;
-    MPI_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    MPI_OK(MPI_Init(&argc, &argv));
-    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    test_rank = rank;
-    if (size != 2) {
-        spc_client_die("run on 2 ranks, not %d", size);
-    }
+    const int rank = start_mpi_t_and_mpi(&argc, &argv, 2);
     MPI_OK(MPI_T_pvar_session_create(&session));
     for (int i = 0; i < NUM_COUNTERS; ++i) {
         handles[i] = started_handle(session, counters[i]);

@@ -203,15 +203,7 @@ int main(int argc, char **argv)
     if (argc != 1) {
         spc_client_die("usage: %s [--pml PML]", argv[0]);
     }
-    int provided, rank, size;
-    MPI_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    MPI_OK(MPI_Init(&argc, &argv));
-    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    test_rank = rank;
-    if (size != 4) {
-        spc_client_die("run on 4 ranks, not %d", size);
-    }
+    const int size = 4, rank = start_mpi_t_and_mpi(&argc, &argv, size);
     MPI_Comm d;
     MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
     MPI_OK(MPI_T_pvar_session_create(&session));

@@ -203,6 +203,22 @@ static inline bool pml_offers(const char *name)
     return counted && offered;
 }
 
+/* MPI_T, then MPI, on exactly ranks ranks (else the job ends): this
+ * rank's number, which failures are printed with. */
+static inline int start_mpi_t_and_mpi(int *argc, char ***argv, int ranks)
+{
+    int provided, rank, size;
+    MPI_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    MPI_OK(MPI_Init(argc, argv));
+    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    test_rank = rank;
+    if (size != ranks) {
+        spc_client_die("run on %d ranks, not %d", ranks, size);
+    }
+    return rank;
+}
+
 /* Ends the test: every rank's failures decide the exit code. */
 static inline int finish(const char *name)
 {
