@@ -21,7 +21,7 @@ from common import check, finish, mpirun_env, run
 MESSAGES = [
     "unknown counter NO_SUCH_COUNTER (no MPI_T variable runtime_spc_OMPI_SPC_NO_SUCH_COUNTER in this Open MPI",
     "counter WTIME is not kept per communicator (no MPI_T variable runtime_spc_comm_OMPI_SPC_WTIME); "
-    "those that are: SEND RECV",
+    "those that are: ",
     "runtime_spc_comm_OMPI_SPC_PEER_MESSAGES_SENT holds 2 values, not one",
     "12345 is not a started counter's handle",
     "1 is not a started counter's handle",
@@ -72,6 +72,11 @@ def main():
             check(len(printed) == len(MESSAGES), f"{len(printed)} messages printed, not {len(MESSAGES)}")
             for expected in MESSAGES:
                 check(any(expected in line for line in printed), f"no message with: {expected}")
+            # the counters kept per communicator, whole: the first, the last of the calls' times
+            # and the last per-peer array
+            listed = [line.split("those that are: ", 1)[1].split() for line in printed if "those that are: " in line]
+            check(listed and {"SEND", "RECV", "REDUCE_SCATTER_TIME", "PEER_BYTES_RECEIVED"} <= set(listed[0]),
+                  f"the counters kept per communicator, listed whole: {listed}")
 
     # What build_ompi.sh installs with the tools (install_tools).
     for path in (os.path.join(prefix, "lib", "libspc_fortran.so"), os.path.join(prefix, modules, "spc_counters.mod")):

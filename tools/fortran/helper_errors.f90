@@ -15,7 +15,7 @@ program helper_errors
   integer, parameter :: NSEND = 3
   integer :: ierr, rank, handle, check, nfail, by_name, bound_send, i, buf(1)
   integer(8) :: value
-  character(len=512) :: message
+  character(len=1024) :: message
 
   nfail = 0
   call MPI_Init(ierr)

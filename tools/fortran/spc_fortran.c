@@ -41,7 +41,7 @@ enum {
     SPC_FORTRAN_NO_MPI = 6,          /* a bound counter before MPI_Init or after MPI_Finalize */
 };
 
-static char last_error[512] = "no error";
+static char last_error[1536] = "no error";
 static int mpit_up;
 static MPI_T_pvar_session session = MPI_T_PVAR_SESSION_NULL;
 static MPI_T_pvar_handle *handles;
@@ -99,7 +99,7 @@ static int ensure_session(void)
 struct search {
     const char *name;
     int index;
-    char names[400]; /* the counters there are, for the message when none matches */
+    char names[1024]; /* the counters there are, for the message when none matches */
 };
 
 static void match(const struct spc_pvar_info *pvar, void *context)
