@@ -18,12 +18,14 @@ constexpr int kBarrier = 12, kAllreduce = 13;  // hooks of two collectives
 const int kTimers[] = {OMPI_SPC_BARRIER_TIME, OMPI_SPC_ALLREDUCE_TIME, OMPI_SPC_COLLECTIVE_TIME,
                        OMPI_SPC_MPI_TIME};
 
-// A call of the given length through hook's site: its timer, the
-// collectives' and MPI_TIME; inner, if set, runs inside it as a call of its
-// own (a collective made of other MPI calls).
-void call(int hook, int time, uint64_t length, void (*inner)() = nullptr)
+// A call of the given length through hook Hook's site (a constant, as
+// the site's asm needs even unoptimised): its timer, the collectives' and
+// MPI_TIME; inner, if set, runs inside it as a call of its own (a
+// collective made of other MPI calls).
+template <int Hook>
+void call(int time, uint64_t length, void (*inner)() = nullptr)
 {
-    SPC_HOOK_AROUND(hook, {
+    SPC_HOOK_AROUND(Hook, {
         uint64_t *block = spc_hook_block_start_(SPC_HOOK_MODE);
         const uint64_t start = spc_call_enter_(SPC_HOOK_MODE, &block, time, OMPI_SPC_COLLECTIVE_TIME);
         synthetic_clock += length;
@@ -40,7 +42,7 @@ void call(int hook, int time, uint64_t length, void (*inner)() = nullptr)
     synthetic_clock += 3;  // between calls: not inside MPI
 }
 
-void barrier_of_100() { call(kBarrier, OMPI_SPC_BARRIER_TIME, 100); }
+void barrier_of_100() { call<kBarrier>(OMPI_SPC_BARRIER_TIME, 100); }
 
 struct Values {
     uint64_t v[4];
@@ -97,9 +99,9 @@ TEST_F(CallTime, EachCallAddsItsLengthToItsTimerItsFamilyAndMpiTime)
 {
     enable_all();
     const Values before = raw();
-    call(kBarrier, OMPI_SPC_BARRIER_TIME, 200);
-    call(kAllreduce, OMPI_SPC_ALLREDUCE_TIME, 50);
-    call(kBarrier, OMPI_SPC_BARRIER_TIME, 1000);
+    call<kBarrier>(OMPI_SPC_BARRIER_TIME, 200);
+    call<kAllreduce>(OMPI_SPC_ALLREDUCE_TIME, 50);
+    call<kBarrier>(OMPI_SPC_BARRIER_TIME, 1000);
     const Values d = moved(before);
     EXPECT_EQ(d.v[0], 1200u) << "BARRIER_TIME";
     EXPECT_EQ(d.v[1], 50u) << "ALLREDUCE_TIME";
@@ -111,7 +113,7 @@ TEST_F(CallTime, ACallInsideAnotherAddsOnlyToTheOuterOne)
 {
     enable_all();
     const Values before = raw();
-    call(kAllreduce, OMPI_SPC_ALLREDUCE_TIME, 40, barrier_of_100);
+    call<kAllreduce>(OMPI_SPC_ALLREDUCE_TIME, 40, barrier_of_100);
     Values d = moved(before);
     EXPECT_EQ(d.v[0], 0u) << "the inner barrier is not timed";
     EXPECT_EQ(d.v[1], 143u) << "the outer call holds its own 40 and the inner call, 100 and the 3 after it";
@@ -130,7 +132,7 @@ TEST_F(CallTime, OnlyTheTimersThatAreOnCount)
 {
     ASSERT_EQ(spc_counter_enable(OMPI_SPC_MPI_TIME), SPC_SUCCESS);
     Values before = raw();
-    call(kBarrier, OMPI_SPC_BARRIER_TIME, 300);
+    call<kBarrier>(OMPI_SPC_BARRIER_TIME, 300);
     Values d = moved(before);
     EXPECT_EQ(d.v[0], 0u);
     EXPECT_EQ(d.v[2], 0u);
@@ -138,7 +140,7 @@ TEST_F(CallTime, OnlyTheTimersThatAreOnCount)
 
     ASSERT_EQ(spc_counter_disable(OMPI_SPC_MPI_TIME), SPC_SUCCESS);
     before = raw();
-    call(kBarrier, OMPI_SPC_BARRIER_TIME, 300);
+    call<kBarrier>(OMPI_SPC_BARRIER_TIME, 300);
     d = moved(before);
     for (int i = 0; i < 4; ++i) {
         EXPECT_EQ(d.v[i], 0u) << "all off: nothing, timer " << i;
@@ -153,7 +155,7 @@ TEST_F(CallTime, ACallSampledOutKeepsItsInnerCallsOut)
     enable_all();
     const Values before = raw();
     for (int i = 0; i < 20000; ++i) {
-        call(kAllreduce, OMPI_SPC_ALLREDUCE_TIME, 40, barrier_of_100);
+        call<kAllreduce>(OMPI_SPC_ALLREDUCE_TIME, 40, barrier_of_100);
     }
     const Values d = moved(before);
     EXPECT_EQ(d.v[0], 0u) << "no inner barrier timed, drawn or not";
@@ -175,7 +177,7 @@ TEST_F(CallTime, SampledOneIn64IsWithinFivePercentOver100000Calls)
     for (uint64_t i = 0; i < kCalls; ++i) {
         const uint64_t length = 500 + (i * 7919) % 1000;
         exact += length;
-        call(kBarrier, OMPI_SPC_BARRIER_TIME, length);
+        call<kBarrier>(OMPI_SPC_BARRIER_TIME, length);
     }
     const Values d = moved(before);
     for (int i : {0, 2, 3}) {
