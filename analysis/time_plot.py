@@ -61,7 +61,10 @@ def plot(ranks, out, title):
 
 
 def main():
-    if len(sys.argv) not in (2, 3) or sys.argv[1] in ("-h", "--help"):
+    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
     path = sys.argv[1]
     out = sys.argv[2] if len(sys.argv) == 3 else os.path.join(os.path.dirname(path) or ".", "time_in_mpi.png")
