@@ -517,7 +517,7 @@ int spc_live_publish(const spc_live_identity *who, char *message, size_t message
              who->rank, who->size, who->node, message, message_size);
     h->ticks_per_second = static_cast<uint64_t>(spc_ticks_per_second());
     h->timer_sampling = spc_timer_sampling();
-    h->running_unix_ns = unix_ns();
+    h->running_unix_ns = unix_ns();  // MPI_Init's time, for the readers' time since MPI_Init (live.h)
     __atomic_store_n(&h->state, SPC_LIVE_RUNNING, __ATOMIC_RELEASE);
     return SPC_SUCCESS;
 }

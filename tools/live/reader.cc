@@ -192,6 +192,17 @@ uint64_t Segment::blocks_overflow() const { return load(header()->blocks_overflo
 uint64_t Segment::created_ticks() const { return load(header()->created_ticks); }
 uint64_t Segment::ticks_per_second() const { return load(header()->ticks_per_second); }
 
+// The state first, with acquire: the time was stored before it.
+uint64_t Segment::mpi_init_unix_ns() const { return state() == SPC_LIVE_STARTING ? 0 : load(header()->running_unix_ns); }
+
+double Segment::since_mpi_init(const Values &v) const
+{
+    const uint64_t init = mpi_init_unix_ns();
+    // final is set only from a FINALIZED state read with acquire: its time is there
+    const uint64_t end = v.final ? load(header()->finalized_unix_ns) : v.unix_ns;
+    return init == 0 || end < init ? -1 : static_cast<double>(end - init) / 1e9;
+}
+
 bool Segment::process_running() const { return process_alive(pid(), load(header()->start_time)); }
 
 Status Segment::status() const

@@ -79,6 +79,12 @@ public:
     uint64_t blocks_used() const;
     uint64_t blocks_overflow() const;
     uint64_t created_ticks() const;
+    // When MPI_Init ran (CLOCK_REALTIME nanoseconds; 0 before it): see the
+    // header's running_unix_ns in spc/live.h for why that clock.
+    uint64_t mpi_init_unix_ns() const;
+    // Seconds from MPI_Init to the read v, or to MPI_Finalize for final
+    // values; -1 before MPI_Init (or if this node's clock went back past it).
+    double since_mpi_init(const Values &v) const;
     uint64_t ticks_per_second() const;
     Status status() const;
     // Whether the process that wrote it still runs (same pid and start time).

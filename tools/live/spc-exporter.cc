@@ -49,12 +49,19 @@ DESCRIPTION
         counters and sums   ompi_spc_<name>_total            (counter)
         timers              ompi_spc_<name>_seconds_total    (counter, seconds)
         levels, watermarks  ompi_spc_<name>                  (gauge)
-    and per rank ompi_spc_rank_state (1 running) and ompi_spc_rank_info
-    (pid and program as labels); and of the exporter itself
+    and per rank ompi_spc_rank_state (1 running), ompi_spc_rank_info
+    (pid and program as labels) and ompi_spc_mpi_init_timestamp_seconds
+    (when its MPI_Init ran, Unix seconds), so that a job's share of its
+    time since MPI_Init spent inside MPI is
+        sum by (jobid) (ompi_spc_mpi_time_seconds_total)
+          / sum by (jobid) (time() - ompi_spc_mpi_init_timestamp_seconds)
+    (above 1 when threads of a rank are inside MPI at once: their times
+    add up); and of the exporter itself
     ompi_spc_exporter_series (the rank series this scrape serves),
     ompi_spc_exporter_files_unreadable and ompi_spc_exporter_scrape_seconds.
     Per-peer arrays and message-size histograms are not exported: a rank
-    gives 112 counter series whatever the size of the job.
+    gives one series per catalogue counter its job counts and its own
+    three, whatever the size of the job.
 
     Only running ranks are served: a rank appears once it is through
     MPI_Init, and a finished job's series are gone from the next scrape.
@@ -271,6 +278,12 @@ void add_rank(Families &families, const spc_live::Segment &segment, const spc_li
                  labels + ",pid=\"" + std::to_string(segment.pid()) + "\",program=\"" +
                      escape(segment.program(), true) + "\"",
                  "1");
+    // A timestamp, so that a job's share of time in MPI since MPI_Init is
+    // one PromQL expression: sum by (jobid) (ompi_spc_mpi_time_seconds_total)
+    // / sum by (jobid) (time() - ompi_spc_mpi_init_timestamp_seconds).
+    families.add("ompi_spc_mpi_init_timestamp_seconds", "gauge",
+                 "When the rank's MPI_Init ran, in Unix seconds (this node's clock).", labels,
+                 number(static_cast<double>(segment.mpi_init_unix_ns()) / 1e9));
     const auto &counters = segment.counters();
     for (size_t id = 0; id < counters.size(); ++id) {
         const spc_live::Counter &c = counters[id];

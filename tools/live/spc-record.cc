@@ -40,7 +40,10 @@ DESCRIPTION
 
     Columns: sample (0, 1, ...), wall_time (Unix seconds), ticks (this
     node's cycle counter when the rank was read), job_seconds (seconds since
-    the first rank's segment was made, by the cycle counter), rank, counter,
+    the first rank's segment was made, by the cycle counter),
+    since_mpi_init (seconds since the rank's MPI_Init, by the wall clock; in
+    the last sample of a finalized rank, up to its MPI_Finalize: the rank's
+    share of time in MPI is its MPI_TIME over it), rank, counter,
     kind (counter, aggregate, timer, level, watermark), value (timers in
     microseconds, as the finalize report), unit, and which job, node and
     rank the row is: jobid (the batch system's job id, Slurm's, else
@@ -210,7 +213,7 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "spc-record: cannot write %s: %s\n", o.out.c_str(), std::strerror(errno));
         return 1;
     }
-    std::fputs("sample,wall_time,ticks,job_seconds,rank,counter,kind,value,unit,jobid,step,node,local_rank\n", csv);
+    std::fputs("sample,wall_time,ticks,job_seconds,since_mpi_init,rank,counter,kind,value,unit,jobid,step,node,local_rank\n", csv);
 
     // The job's segments by rank, kept mapped: a rank's file disappears at
     // MPI_Finalize, but its mapping still holds the final values.
@@ -281,6 +284,8 @@ int main(int argc, char **argv)
                     return 2;
                 }
             }
+            // A starting rank was skipped above: -1 only if the clock went back past MPI_Init.
+            const double since_init = segment->since_mpi_init(v);
             const int local_rank = segment->local_rank();
             const std::string who = segment->site_jobid() + "," + segment->step() + "," + segment->node() + "," +
                                     (local_rank >= 0 ? std::to_string(local_rank) : "");
@@ -295,8 +300,8 @@ int main(int argc, char **argv)
                 }
                 const spc_kind kind = counters[id].kind;
                 const bool signed_value = kind == SPC_KIND_LEVEL || kind == SPC_KIND_HIGHWATERMARK;
-                std::fprintf(csv, "%" PRIu64 ",%.6f,%" PRIu64 ",%.6f,%d,%s,%s,", samples,
-                             static_cast<double>(v.unix_ns) / 1e9, v.ticks, job_seconds, rank,
+                std::fprintf(csv, "%" PRIu64 ",%.6f,%" PRIu64 ",%.6f,%.6f,%d,%s,%s,", samples,
+                             static_cast<double>(v.unix_ns) / 1e9, v.ticks, job_seconds, since_init, rank,
                              counters[id].name.c_str(), kind_name(kind));
                 if (signed_value) {
                     std::fprintf(csv, "%" PRId64, spc_live::Segment::level_value(v.raw[id]));

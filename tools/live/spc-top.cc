@@ -37,6 +37,13 @@ DESCRIPTION
     highest of the ranks).  Counters that are 0 on every rank are left out.
     Timers are in microseconds.
 
+    Under each job's ranks, once their MPI_TIME timer counts: the share of
+    each rank's time spent inside MPI since its MPI_Init (from one read,
+    also with --once; up to MPI_Finalize for a finalized rank) and over the
+    last interval (from two reads), each as the lowest and highest rank and
+    the mean.  A share above 100% is said to be a rank's threads inside MPI
+    at once (MPI_THREAD_MULTIPLE), whose times add up.
+
     Each rank publishes its counters in a shared-memory file (one per rank,
     in DIR); spc-top maps it read-only and sums the rank's threads itself,
     so reading costs the job nothing but the cache lines read.  It shows

@@ -37,41 +37,59 @@ std::string rank_status(const Segment &s)
     return format("rank %d: pid %" PRId64 " %s", s.rank(), s.pid(), status_name(s.status()));
 }
 
-// Each rank's share of the last interval spent inside MPI (the rate of
-// its MPI_TIME) and the job's spread; "" before a second read, or while
+using Shares = std::vector<std::pair<double, int>>;  // (share, rank)
+
+// A line of the ranks' shares of time inside MPI: the lowest and highest
+// rank and the mean, and why a share can pass 100%.
+std::string spread(const std::string &over, const Shares &shares)
+{
+    const auto [low, high] = std::minmax_element(shares.begin(), shares.end());
+    const double mean = std::accumulate(shares.begin(), shares.end(), 0.0,
+                                        [](double sum, const std::pair<double, int> &p) { return sum + p.first; }) /
+                        static_cast<double>(shares.size());
+    return format("  time in MPI %s (MPI_TIME): min %.0f%% (rank %d), mean %.0f%%, max %.0f%% (rank %d)%s",
+                  over.c_str(), 100 * low->first, low->second, 100 * mean, 100 * high->first, high->second,
+                  high->first > 1.005 ? "; above 100%: a rank's threads inside MPI at once add up" : "");
+}
+
+// Each rank's share of its time since MPI_Init spent inside MPI (MPI_TIME
+// over that time, from one read), then of the last interval (MPI_TIME's
+// rate: needs a previous read), each with the job's spread; no line while
 // no rank's MPI_TIME has counted (off, it would read a 0% that means
 // nothing).
-std::string time_in_mpi(const Job &job, const std::vector<Values> &reads, const History &previous)
+std::vector<std::string> time_in_mpi(const Job &job, const std::vector<Values> &reads, const History &previous)
 {
     const Segment &first = *job.ranks.front();
     const int id = first.find("MPI_TIME");
-    if (id < 0 || !first.counted(id)) {
-        return "";
+    if (id < 0 || !first.counted(id) ||
+        std::all_of(reads.begin(), reads.end(), [id](const Values &v) { return v.raw[id] == 0; })) {
+        return {};
     }
-    std::vector<std::pair<double, int>> shares;  // (share, rank)
-    bool counted = false;
+    Shares since_init, last;
     double seconds = 0;
     for (size_t i = 0; i < job.ranks.size(); ++i) {
         const Segment &s = *job.ranks[i];
-        counted = counted || reads[i].raw[id] != 0;
+        const uint64_t inside = s.converted(id, reads[i].raw[id]);  // microseconds
+        const double lived = s.since_mpi_init(reads[i]);
+        if (lived > 0) {
+            since_init.push_back({static_cast<double>(inside) / 1e6 / lived, s.rank()});
+        }
         auto before = previous.find({s.device(), s.inode()});
         if (before == previous.end() || reads[i].unix_ns <= before->second.unix_ns) {
             continue;
         }
         seconds = static_cast<double>(reads[i].unix_ns - before->second.unix_ns) / 1e9;
-        const double inside = static_cast<double>(s.converted(id, reads[i].raw[id]) - s.converted(id, before->second.raw[id])) / 1e6;
-        shares.push_back({inside / seconds, s.rank()});
+        const uint64_t then = s.converted(id, before->second.raw[id]);
+        last.push_back({static_cast<double>(inside - then) / 1e6 / seconds, s.rank()});
     }
-    if (shares.empty() || !counted) {
-        return "";
+    std::vector<std::string> lines;
+    if (!since_init.empty()) {
+        lines.push_back(spread("since MPI_Init", since_init));
     }
-    const auto [low, high] = std::minmax_element(shares.begin(), shares.end());
-    const double mean = std::accumulate(shares.begin(), shares.end(), 0.0,
-                                        [](double sum, const std::pair<double, int> &p) { return sum + p.first; }) /
-                        static_cast<double>(shares.size());
-    return format("  time in MPI over the last %.1f s (MPI_TIME): min %.0f%% (rank %d), mean %.0f%%, max %.0f%% (rank %d)%s",
-                  seconds, 100 * low->first, low->second, 100 * mean, 100 * high->first, high->second,
-                  high->first > 1.005 ? "; above 100%: a rank's threads inside MPI at once add up" : "");
+    if (!last.empty()) {
+        lines.push_back(spread(format("over the last %.1f s", seconds), last));
+    }
+    return lines;
 }
 
 }  // namespace
@@ -102,9 +120,8 @@ std::vector<std::string> job_table(const Job &job, const std::vector<Values> &re
     }
     statuses.pop_back();
     lines.push_back(statuses);
-    const std::string share = time_in_mpi(job, reads, previous);
-    if (!share.empty()) {
-        lines.push_back(share);
+    for (std::string &line : time_in_mpi(job, reads, previous)) {
+        lines.push_back(std::move(line));
     }
 
     // Which ranks get a column.

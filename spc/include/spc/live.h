@@ -118,6 +118,16 @@ struct spc_live_header {
     uint64_t ticks_per_second;   /* of the cycle counter, set at MPI_Init */
     uint64_t timer_sampling;     /* timers are summed over 1 in this many intervals */
     uint64_t created_unix_ns, created_ticks;
+    /* When MPI_Init named the segment (stored before the state's release
+     * store of RUNNING) and when MPI_Finalize ran, by CLOCK_REALTIME: a
+     * reader's time since MPI_Init is its own CLOCK_REALTIME minus
+     * running_unix_ns (the share of time in MPI).  Realtime rather than
+     * CLOCK_MONOTONIC because it is the same on every node and in every
+     * time namespace (a shared folder, a container), it is what Prometheus
+     * compares with (time()), and the readers' rates use it already; the
+     * cost: a step of the node's clock while the job runs (NTP slews, it
+     * steps only at boot or far off) moves the time since MPI_Init by the
+     * step. */
     uint64_t running_unix_ns, finalized_unix_ns;
     /* changed while the job runs: atomic words */
     uint64_t state;              /* enum spc_live_state */

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,11 +19,14 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <httplib.h>
 
 #include "reader.hpp"
 #include "table.hpp"
@@ -32,6 +37,7 @@ namespace {
 
 std::string folder;
 std::string segment_path;
+uint64_t before_init_ns, after_init_ns;  // this process's clock around spc_live_publish
 
 class LiveEnvironment : public ::testing::Environment {
 public:
@@ -54,7 +60,9 @@ public:
         unsetenv("OMPI_COMM_WORLD_RANK");
         unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
         spc_live_identity who{folder.c_str(), nullptr, "4242", nullptr, 0, 1, 0};
+        before_init_ns = spc_live::unix_ns();
         ASSERT_EQ(spc_live_publish(&who, message, sizeof message), SPC_SUCCESS) << message;
+        after_init_ns = spc_live::unix_ns();
         segment_path = spc_live_path();
         EXPECT_EQ(segment_path, folder + "/" SPC_LIVE_FILE_PREFIX + std::to_string(getuid()) + ".4242.0");
     }
@@ -241,7 +249,7 @@ TEST(Live, TopShowsTheShareOfTimeInMpiOnceItCounts)
     auto share_line = [&](const spc_live::Values &before, const spc_live::Values &now) {
         spc_live::History previous{{{s.device(), s.inode()}, before}};
         for (const std::string &line : spc_live::job_table(jobs[0], {now}, previous, spc_live::TableOptions{})) {
-            if (line.find("time in MPI") != std::string::npos) {
+            if (line.find("time in MPI over the last") != std::string::npos) {
                 return line;
             }
         }
@@ -326,6 +334,145 @@ std::string open_error(const std::string &path)
     return "";
 }
 
+// A copy of this process's segment in dir, its header changed by edit: a
+// rank of the same job with another rank number or MPI_Init time.
+template <typename Edit>
+std::string copy_segment(const std::string &dir, const std::string &name, Edit edit)
+{
+    std::string bytes = contents(segment_path);
+    spc_live_header h;
+    std::memcpy(&h, bytes.data(), sizeof h);
+    edit(h);
+    std::memcpy(bytes.data(), &h, sizeof h);
+    const std::string path = dir + "/" SPC_LIVE_FILE_PREFIX + name;
+    write_file(path, bytes);
+    return path;
+}
+
+// The header holds when MPI_Init ran (spc_live_publish), by this node's
+// wall clock: between this process's clock before and after it.  The time
+// since it is a read's time minus it; there is none before MPI_Init, nor
+// when the clock went back past it.
+TEST(Live, HeaderHoldsTheTimeOfMpiInit)
+{
+    spc_live::Segment s(segment_path);
+    const uint64_t init = s.mpi_init_unix_ns();
+    EXPECT_GE(init, before_init_ns);
+    EXPECT_LE(init, after_init_ns);
+    spc_live::Values v = s.read();
+    v.unix_ns = init + 1500000000u;
+    EXPECT_EQ(s.since_mpi_init(v), 1.5);
+    v.unix_ns = init - 1;
+    EXPECT_EQ(s.since_mpi_init(v), -1);
+
+    char name[] = "/tmp/spc-live-starting-XXXXXX";
+    ASSERT_NE(mkdtemp(name), nullptr);
+    spc_live::Segment starting(copy_segment(name, "starting", [](spc_live_header &h) { h.state = SPC_LIVE_STARTING; }));
+    EXPECT_EQ(starting.mpi_init_unix_ns(), 0u);
+    v.unix_ns = init + 1500000000u;
+    EXPECT_EQ(starting.since_mpi_init(v), -1) << "before MPI_Init there is no time since it";
+    EXPECT_EQ(std::system(("rm -rf '" + std::string(name) + "'").c_str()), 0);
+}
+
+// spc-top's line of each rank's share of its time since MPI_Init spent
+// inside MPI, from one read (as spc-top --once): rank 0 1 s of MPI_TIME
+// 4 s after its MPI_Init, rank 1 (a copy of the segment whose MPI_Init
+// was 4 s earlier) 6 s in 8 s, then 18 s in 8 s, which only threads
+// adding up can give; no line while MPI_TIME has not counted.
+TEST(Live, TopShowsTheShareSinceMpiInitFromOneRead)
+{
+    char name[] = "/tmp/spc-live-ranks-XXXXXX";
+    ASSERT_NE(mkdtemp(name), nullptr);
+    spc_live::Segment rank0(segment_path);
+    const uint64_t init = rank0.mpi_init_unix_ns();
+    spc_live::Segment rank1(copy_segment(name, "rank1", [init](spc_live_header &h) {
+        h.rank = 1;
+        h.size = 2;
+        h.running_unix_ns = init - 4000000000u;
+    }));
+    spc_live::Job job{"4242", rank0.program(), 2, {&rank0, &rank1}};
+    const uint64_t second = rank0.ticks_per_second();  // MPI_TIME's raw value of 1 s
+    ASSERT_EQ(rank0.converted(OMPI_SPC_MPI_TIME, second), 1000000u);
+    auto shares = [&](uint64_t rank0_mpi, uint64_t rank1_mpi) {
+        std::vector<spc_live::Values> reads{rank0.read(), rank1.read()};
+        reads[0].raw[OMPI_SPC_MPI_TIME] = rank0_mpi;
+        reads[1].raw[OMPI_SPC_MPI_TIME] = rank1_mpi;
+        reads[0].unix_ns = reads[1].unix_ns = init + 4000000000u;
+        std::vector<std::string> lines;
+        for (const std::string &line : spc_live::job_table(job, reads, {}, spc_live::TableOptions{})) {
+            if (line.find("time in MPI") != std::string::npos) {
+                lines.push_back(line);
+            }
+        }
+        return lines;
+    };
+    using Lines = std::vector<std::string>;
+    EXPECT_EQ(shares(0, 0), Lines{}) << "MPI_TIME has not counted: no share";
+    EXPECT_EQ(shares(second, 6 * second),
+              Lines{"  time in MPI since MPI_Init (MPI_TIME): min 25% (rank 0), mean 50%, max 75% (rank 1)"});
+    EXPECT_EQ(shares(second, 18 * second),
+              Lines{"  time in MPI since MPI_Init (MPI_TIME): min 25% (rank 0), mean 125%, max 225% (rank 1); "
+                    "above 100%: a rank's threads inside MPI at once add up"});
+    EXPECT_EQ(std::system(("rm -rf '" + std::string(name) + "'").c_str()), 0);
+}
+
+// spc-exporter serves each rank's MPI_Init as a Unix timestamp, one more
+// series of the rank, which ompi_spc_exporter_series counts.
+TEST(Live, ExporterServesTheTimeOfMpiInit)
+{
+    const char *exporter = std::getenv("SPC_EXPORTER");
+    ASSERT_NE(exporter, nullptr) << "meson test names spc-exporter in SPC_EXPORTER";
+    int out[2];
+    ASSERT_EQ(pipe(out), 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    const char *argv[] = {exporter, "--listen", "127.0.0.1:0", "--dir", folder.c_str(), "--sweep", "0", nullptr};
+    pid_t pid = 0;
+    ASSERT_EQ(posix_spawn(&pid, exporter, &actions, nullptr, const_cast<char **>(argv), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    // Its first line: "spc-exporter: serving http://127.0.0.1:PORT/metrics from ..."
+    FILE *said = fdopen(out[0], "r");
+    char line[1024] = "";
+    int port = 0;
+    if (std::fgets(line, sizeof line, said) != nullptr && std::strstr(line, "127.0.0.1:") != nullptr) {
+        std::sscanf(std::strstr(line, "127.0.0.1:"), "127.0.0.1:%d", &port);
+    }
+    std::string text;
+    if (port > 0) {
+        httplib::Client client("127.0.0.1", port);
+        if (auto result = client.Get("/metrics")) {
+            text = result->body;
+        }
+    }
+    kill(pid, SIGTERM);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    std::fclose(said);
+    ASSERT_GT(port, 0) << line;
+
+    spc_live::Segment s(segment_path);
+    char want[512];
+    std::snprintf(want, sizeof want,
+                  "\nompi_spc_mpi_init_timestamp_seconds{jobid=\"777\",step=\"3\",rank=\"0\",local_rank=\"1\","
+                  "node=\"%s\",mpi_jobid=\"4242\"} %.17g\n",
+                  spc_live::this_node().c_str(), static_cast<double>(s.mpi_init_unix_ns()) / 1e9);
+    EXPECT_NE(text.find(want), std::string::npos) << "expected" << want << "in\n" << text.substr(0, 2000);
+    // Every counter of the catalogue (all counted here, levels published),
+    // the rank's state and info, and its MPI_Init.
+    const size_t series = OMPI_SPC_NUM_COUNTERS + 3;
+    size_t lines = 0;
+    for (size_t at = 0; at < text.size(); at = text.find('\n', at) + 1) {
+        const std::string row = text.substr(at, text.find('\n', at) - at);
+        lines += row.rfind("ompi_spc_", 0) == 0 && row.rfind("ompi_spc_exporter_", 0) != 0 &&
+                 row.find('{') != std::string::npos;
+    }
+    EXPECT_EQ(lines, series);
+    EXPECT_NE(text.find("\nompi_spc_exporter_series " + std::to_string(series) + "\n"), std::string::npos);
+}
+
 TEST(Live, DamagedFilesGiveAnErrorNamingTheFile)
 {
     const std::string good = contents(segment_path);
@@ -398,6 +545,39 @@ TEST(Live, ZFinalizeFreezesTheValuesAndKeepsTheFile)
     EXPECT_EQ(v.raw[OMPI_SPC_SEND], sends);
     EXPECT_EQ(reader.status(), spc_live::Status::Finalized);
     EXPECT_EQ(access(segment_path.c_str(), F_OK), 0) << "kept";
+}
+
+// spc-record's column of the time since MPI_Init: for a finalized rank, up
+// to its MPI_Finalize, from the header's two times.
+TEST(Live, ZZRecordWritesTheTimeSinceMpiInit)
+{
+    const char *record = std::getenv("SPC_RECORD");
+    ASSERT_NE(record, nullptr) << "meson test names spc-record in SPC_RECORD";
+    spc_live_header h;
+    std::memcpy(&h, contents(segment_path).data(), sizeof h);
+    ASSERT_EQ(h.state, SPC_LIVE_FINALIZED);
+    ASSERT_GT(h.finalized_unix_ns, h.running_unix_ns);
+    char want[32];
+    std::snprintf(want, sizeof want, "%.6f", static_cast<double>(h.finalized_unix_ns - h.running_unix_ns) / 1e9);
+    const std::string out = folder + "/record.csv";
+    const std::string command = std::string("'") + record + "' --dir '" + folder +
+                                "' --job 4242 --interval 1 --wait 5 --quiet --out '" + out + "'";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    std::ifstream csv(out);
+    std::string line;
+    ASSERT_TRUE(std::getline(csv, line));
+    EXPECT_EQ(line.rfind("sample,wall_time,ticks,job_seconds,since_mpi_init,rank,", 0), 0u) << line;
+    size_t rows = 0;
+    while (std::getline(csv, line)) {
+        // the fifth column
+        size_t at = 0;
+        for (int comma = 0; comma < 4; ++comma) {
+            at = line.find(',', at) + 1;
+        }
+        EXPECT_EQ(line.substr(at, line.find(',', at) - at), want) << line;
+        ++rows;
+    }
+    EXPECT_EQ(rows, static_cast<size_t>(OMPI_SPC_NUM_COUNTERS)) << "one sample of every counter";
 }
 
 }  // namespace
