@@ -541,6 +541,21 @@ def record(args):
     sends = [int(r["value"]) for r in rows if r["rank"] == "0" and r["counter"] == "OMPI_SPC_SEND"]
     check(sends == sorted(sends) and any(0 < s < 200 for s in sends) and sends[-1] == 200,
           f"rank 0's SEND grows while it is recorded, to 200 ({sends[:3]} ... {sends[-3:]})")
+    # Each rank's time since MPI_Init: read by the clock of wall_time, so
+    # wall_time less it is the rank's MPI_Init in every sample but the last
+    # (which runs to MPI_Finalize, so holds the largest time, give or take a
+    # read that raced MPI_Finalize's clock).
+    since, inits = {}, {}
+    for r in rows:
+        rank, sample, value = int(r["rank"]), int(r["sample"]), float(r["since_mpi_init"])
+        since.setdefault(rank, {})[sample] = value
+        if sample != last_of[rank]:
+            inits.setdefault(rank, []).append(float(r["wall_time"]) - value)
+    spread = {rank: max(t) - min(t) for rank, t in inits.items()}
+    check(sorted(inits) == sorted(last_of) and all(s < 1e-5 for s in spread.values())
+          and all(min(v.values()) > 0 and v[last_of[rank]] >= max(v.values()) - 1e-3 for rank, v in since.items()),
+          f"spc-record's since_mpi_init: wall_time less it is each rank's MPI_Init in every sample (spread "
+          f"{spread} s), the last the largest ({ {rank: v[last_of[rank]] for rank, v in since.items()} } s)")
     plots = os.path.join(args.scratch, "record-plots")
     shutil.rmtree(plots, ignore_errors=True)
     plot = subprocess.run(["/usr/bin/python3", args.plot, out, "--out", plots], capture_output=True, text=True)
@@ -665,10 +680,21 @@ def prometheus(args):
         text = http_get(exporter.url)
         check("ompi_spc_exporter_files_unreadable 0" in text and "ompi_spc_send_total{" not in text,
               "control: with no job the exporter serves no counter")
+        launched = time.time()
         job = Job(args, live, [N, M], btl="self,vader")
         job.wait_ready(0)
-        jobid, _ = one_job(top(args, live))
+        shown = top(args, live)
+        jobid, _ = one_job(shown)
+        share = re.search(r"^  time in MPI since MPI_Init \(MPI_TIME\): min (\d+)% \(rank \d\), mean \d+%, "
+                          r"max (\d+)% \(rank \d\)$", shown.stdout, re.M)
+        check(share is not None and 0 <= int(share.group(1)) <= int(share.group(2)) <= 100,
+              "spc-top --once shows each rank's share of its time since MPI_Init inside MPI, at most 100% "
+              "with one thread a rank")
         text = http_get(exporter.url)
+        inits = {m.group(1): float(m.group(2)) for m in re.finditer(
+            rf'^ompi_spc_mpi_init_timestamp_seconds{{jobid="{jobid}",step="",rank="(\d)",[^}}]*}} (\S+)$', text, re.M)}
+        check(sorted(inits) == ["0", "1"] and all(launched <= t <= time.time() for t in inits.values()),
+              f"each rank's MPI_Init as a Unix time, after the job was started and before now ({inits})")
         check("# HELP ompi_spc_send_total The number of times MPI_Send was called. (calls)\n"
               "# TYPE ompi_spc_send_total counter\n" in text, "HELP from the catalogue, TYPE counter")
         check(re.search(r'^# TYPE ompi_spc_match_time_seconds_total counter$', text, re.M) is not None,
@@ -691,6 +717,11 @@ def prometheus(args):
                                  lambda r: len(r) == 2)
         check(by_label(result, "rank") == {"0": float(N * SIZE), "1": float(N * SIZE)},
               "and the user bytes of each rank")
+        share = (f'sum by (jobid) (ompi_spc_mpi_time_seconds_total{{jobid="{jobid}"}}) / '
+                 f'sum by (jobid) (time() - ompi_spc_mpi_init_timestamp_seconds{{jobid="{jobid}"}})')
+        result = server.wait_for(share, lambda r: len(r) == 1)
+        value = float(result[0]["value"][1]) if len(result) == 1 else -1
+        check(0 < value <= 1, f"one PromQL expression gives the job's share of time in MPI since MPI_Init ({value})")
         job.go(0)
         job.wait_ready(1)
         want = {"0": float(N + M), "1": float(N + M)}
