@@ -40,15 +40,16 @@ DESCRIPTION
 
     Columns: sample (0, 1, ...), wall_time (Unix seconds), ticks (this
     node's cycle counter when the rank was read), job_seconds (seconds since
-    the first rank's segment was made, by the cycle counter),
-    since_mpi_init (seconds since the rank's MPI_Init, by the wall clock; in
-    the last sample of a finalized rank, up to its MPI_Finalize: the rank's
-    share of time in MPI is its MPI_TIME over it), rank, counter,
+    the first rank's segment was made, by the cycle counter), rank, counter,
     kind (counter, aggregate, timer, level, watermark), value (timers in
     microseconds, as the finalize report), unit, and which job, node and
     rank the row is: jobid (the batch system's job id, Slurm's, else
     mpirun's), step (Slurm's step, "" outside Slurm), node, local_rank
-    (among the job's ranks on this node; empty if not known).
+    (among the job's ranks on this node; empty if not known); last,
+    since_mpi_init (seconds since the rank's MPI_Init, by the wall clock; in
+    the last sample of a finalized rank, up to its MPI_Finalize: the rank's
+    share of time in MPI is its MPI_TIME over it).  New columns go last:
+    scripts may take the others by position.
 
     analysis/live_plot.py in the ompi-spc sources plots such a file: rates
     over time per counter and queue levels, one line per rank.
@@ -213,7 +214,8 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "spc-record: cannot write %s: %s\n", o.out.c_str(), std::strerror(errno));
         return 1;
     }
-    std::fputs("sample,wall_time,ticks,job_seconds,since_mpi_init,rank,counter,kind,value,unit,jobid,step,node,local_rank\n", csv);
+    std::fputs("sample,wall_time,ticks,job_seconds,rank,counter,kind,value,unit,jobid,step,node,local_rank,since_mpi_init\n",
+               csv);
 
     // The job's segments by rank, kept mapped: a rank's file disappears at
     // MPI_Finalize, but its mapping still holds the final values.
@@ -284,11 +286,12 @@ int main(int argc, char **argv)
                     return 2;
                 }
             }
-            // A starting rank was skipped above: -1 only if the clock went back past MPI_Init.
-            const double since_init = segment->since_mpi_init(v);
             const int local_rank = segment->local_rank();
+            // A starting rank was skipped above: -1 only if the clock went back past MPI_Init.
+            char since_init[32];
+            std::snprintf(since_init, sizeof since_init, "%.6f", segment->since_mpi_init(v));
             const std::string who = segment->site_jobid() + "," + segment->step() + "," + segment->node() + "," +
-                                    (local_rank >= 0 ? std::to_string(local_rank) : "");
+                                    (local_rank >= 0 ? std::to_string(local_rank) : "") + "," + since_init;
             for (size_t id = 0; id < counters.size(); ++id) {
                 if (!segment->counted(static_cast<int>(id))) {
                     continue;  // its PML does not count it: no rows, as in the finalize CSV
@@ -300,8 +303,8 @@ int main(int argc, char **argv)
                 }
                 const spc_kind kind = counters[id].kind;
                 const bool signed_value = kind == SPC_KIND_LEVEL || kind == SPC_KIND_HIGHWATERMARK;
-                std::fprintf(csv, "%" PRIu64 ",%.6f,%" PRIu64 ",%.6f,%.6f,%d,%s,%s,", samples,
-                             static_cast<double>(v.unix_ns) / 1e9, v.ticks, job_seconds, since_init, rank,
+                std::fprintf(csv, "%" PRIu64 ",%.6f,%" PRIu64 ",%.6f,%d,%s,%s,", samples,
+                             static_cast<double>(v.unix_ns) / 1e9, v.ticks, job_seconds, rank,
                              counters[id].name.c_str(), kind_name(kind));
                 if (signed_value) {
                     std::fprintf(csv, "%" PRId64, spc_live::Segment::level_value(v.raw[id]));
