@@ -144,7 +144,11 @@ def measure(mpirun, program, mca, messages, preload=None, environment=None, pml=
         # lazy binding inside PMPI_Send is a few hundred instructions once
         # a run, whose count moves with the libraries' symbol tables and
         # the program's path, not with the fast path.
-        environment = dict(environment or {}, LD_BIND_NOW="1")
+        # And no malloc perturbation (meson test sets MALLOC_PERTURB_ at
+        # random): with it, glibc fills each block malloc returns, and the
+        # first timed call's allocation (its thread's shard, inside
+        # PMPI_Send while all is on) took 0.12 instructions a message more.
+        environment = dict(environment or {}, LD_BIND_NOW="1", MALLOC_PERTURB_="0")
         env = dict(os.environ, **study.MPI_ENV, **environment)
         for name in environment:
             command += ["-x", name]
