@@ -77,7 +77,41 @@ enum ompi_spc_timed_call {
             OMPI_SPC_COMM_TIME_OF_##name, OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);           \
     }, plain)
 
+/* coll tuned runs collective COLL (a SPC_TUNED row of spc/catalogue.def)
+ * with its algorithm number algorithm: behind hook TUNED_<COLL>, the
+ * algorithm's counter and bytes (evaluated only while the hook is on) on
+ * the collective's bytes counter.  Algorithm 0 (do_this's "ignore", which
+ * asks the fixed decision, which comes back with its choice) and numbers
+ * outside the collective's (a rules file's) count nothing. */
+#define OMPI_SPC_TUNED_RAN(coll, algorithm, bytes)                                                     \
+    OMPI_SPC_HOOK(TUNED_##coll, ompi_spc_tuned_ran(SPC_HOOK_MODE, (algorithm), SPC_TUNED_ALGORITHMS_OF_##coll, \
+                                                   SPC_TUNED_##coll##_ALGORITHM_1, SPC_TUNED_BYTES_OF_##coll, \
+                                                   (bytes)))
+
 #if SPC_ENABLE
+/* A vector collective's counts, summed: its bytes in datatype units. */
+static inline uint64_t ompi_spc_sum_counts(const int *counts, int n)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < n; ++i) {
+        sum += (uint64_t)counts[i];
+    }
+    return sum;
+}
+
+static inline __attribute__((always_inline)) void
+ompi_spc_tuned_ran(spc_hook_mode mode, int algorithm, int algorithms, int first, int bytes_counter, uint64_t bytes)
+{
+    if (algorithm < 1 || algorithm > algorithms) {
+        return;
+    }
+    uint64_t *block = spc_hook_block_start_(mode);
+    spc_hook_record_(mode, &block, first + algorithm - 1, 1);
+    if (bytes_counter >= 0) {
+        spc_hook_record_(mode, &block, bytes_counter, bytes);
+    }
+}
+
 /* A timed MPI function's entry in mode (its arguments are constants but
  * comm): its call counter (call, or -1), comm's counter comm_call (if comm
  * is a communicator: the call's checks come after) and the events' safe

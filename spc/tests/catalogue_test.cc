@@ -29,8 +29,9 @@ TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
     // (patch "spc: count MPI_Comm_dup"), then the MPI 4.0 calls Open MPI 5.0
     // counts (upstream 5.0.7's and v5.0.x's names), then the one-sided
     // accumulates (patch "spc: count MPI's one-sided accumulates"), then
-    // time inside MPI: in all, 5 families, 31 calls (issue 35).
-    ASSERT_EQ(OMPI_SPC_NUM_COUNTERS, 164);
+    // time inside MPI: in all, 5 families, 31 calls, then coll tuned's
+    // algorithms: 14 collectives, 66 algorithms, 13 byte counts (issue 35).
+    ASSERT_EQ(OMPI_SPC_NUM_COUNTERS, 243);
     EXPECT_EQ(OMPI_SPC_SEND, 0);
     EXPECT_EQ(OMPI_SPC_CANCEL, 94);
     EXPECT_EQ(OMPI_SPC_BYTES_RECEIVED_USER, 95);
@@ -46,6 +47,13 @@ TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
     EXPECT_EQ(OMPI_SPC_MPI_TIME, 127);
     EXPECT_EQ(OMPI_SPC_SEND_TIME, 133);
     EXPECT_EQ(OMPI_SPC_FILE_WRITE_AT_ALL_TIME, 163);
+    EXPECT_EQ(OMPI_SPC_TUNED_ALLGATHER_BYTES, 164);
+    EXPECT_EQ(OMPI_SPC_TUNED_ALLGATHER_LINEAR, 165);
+    EXPECT_EQ(OMPI_SPC_TUNED_SCATTER_LINEAR_NB, 242);
+    EXPECT_STREQ(spc_counter_infos[OMPI_SPC_TUNED_BCAST_BINOMIAL].description,
+                 "MPI_Bcast calls coll tuned ran with its algorithm binomial (coll_tuned_bcast_algorithm 6).");
+    EXPECT_STREQ(spc_counter_infos[OMPI_SPC_TUNED_BCAST_BYTES].description,
+                 "Bytes of the MPI_Bcast calls coll tuned ran (count x the datatype's size).");
     EXPECT_EQ(spc_counter_infos[OMPI_SPC_WAIT_TIME].kind, SPC_KIND_TIMER);
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_WAIT_TIME].description,
                  "The number of microseconds spent inside MPI_Wait, from its entry to its return (added to "
@@ -130,3 +138,22 @@ TEST(Catalogue, FindsNamesWithOrWithoutPrefixInAnyCase)
 }
 
 }  // namespace
+
+// Open MPI's hook of a collective's dispatch finds the counter of algorithm
+// k as SPC_TUNED_<COLL>_ALGORITHM_1 + k - 1 and checks k against the
+// collective's algorithms: each row's number, in order, within them.
+TEST(Catalogue, TunedAlgorithmsAreNumberedInOrder)
+{
+    int rows = 0, algorithms = 0;
+#define SPC_TUNED(coll, function, param, count, bytes, what) algorithms += count;
+#define SPC_TUNED_ALGORITHM(coll, name, function, param, number, algorithm)                              \
+    EXPECT_EQ(OMPI_SPC_TUNED_##coll##_##name, SPC_TUNED_##coll##_ALGORITHM_1 + number - 1) << #name;    \
+    EXPECT_LE(number, SPC_TUNED_ALGORITHMS_OF_##coll) << #name;                                        \
+    EXPECT_EQ(spc_counter_infos[OMPI_SPC_TUNED_##coll##_##name].category, SPC_CATEGORY_ALGORITHMS);    \
+    ++rows;
+#include "spc/catalogue.def"
+    EXPECT_EQ(rows, 66);
+    EXPECT_EQ(algorithms, rows);
+    EXPECT_EQ(SPC_TUNED_BYTES_OF_BARRIER, -1);
+    EXPECT_EQ(SPC_TUNED_BYTES_OF_SCAN, OMPI_SPC_TUNED_SCAN_BYTES);
+}

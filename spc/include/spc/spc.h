@@ -57,6 +57,21 @@ typedef enum spc_category_id {
     SPC_NUM_CATEGORIES
 } spc_category_id;
 
+/* The catalogue's SPC_TUNED rows, per collective COLL: its algorithms,
+ * the counter of its algorithm k, SPC_TUNED_<COLL>_ALGORITHM_1 + k - 1,
+ * and its bytes counter (-1: none). */
+#define SPC_TUNED_BYTES_ID_(coll) OMPI_SPC_TUNED_##coll##_BYTES
+#define SPC_TUNED_NO_BYTES_ID_(coll) -1
+enum spc_tuned_collective {
+#define SPC_TUNED(coll, function, param, algorithms, bytes, what) \
+    SPC_TUNED_ALGORITHMS_OF_##coll = algorithms, SPC_TUNED_BYTES_OF_##coll = SPC_TUNED_##bytes##_ID_(coll),
+#define SPC_TUNED_ALGORITHM(coll, name, function, param, number, algorithm) \
+    SPC_TUNED_##coll##_ALGORITHM_##number = OMPI_SPC_TUNED_##coll##_##name,
+#include "spc/catalogue.def"
+};
+#undef SPC_TUNED_BYTES_ID_
+#undef SPC_TUNED_NO_BYTES_ID_
+
 enum {
     SPC_NUM_WATERMARKS = 0
 #define SPC_WATERMARK(name, level, category, verbosity, description) +1
