@@ -178,6 +178,83 @@ static void print_identity(const struct rank_identity *all, int size)
     fflush(stdout);
 }
 
+/* The timed calls (spc/catalogue.def's SPC_CALL_TIME rows): each call's
+ * timer and its family's. */
+static const struct timed_call {
+    int timer, family;
+} timed_calls[] = {
+#define SPC_CALL_TIME(name, family, function, comm, counted) {OMPI_SPC_##name##_TIME, OMPI_SPC_##family##_TIME},
+#include "spc/catalogue.def"
+};
+enum { NUM_TIMED_CALLS = sizeof timed_calls / sizeof timed_calls[0] };
+
+/* ids sorted by sum[id], the largest first (a handful: insertion). */
+static void sort_by_sum(int *ids, int n, const unsigned long long *sum)
+{
+    for (int i = 1; i < n; ++i) {
+        const int id = ids[i];
+        int j = i;
+        for (; j > 0 && sum[ids[j - 1]] < sum[id]; --j) {
+            ids[j] = ids[j - 1];
+        }
+        ids[j] = id;
+    }
+}
+
+/* One line of the time section: a timer's min, mean and max over ranks and
+ * its share of MPI_TIME's sum. */
+static size_t print_time_row(char *text, size_t room, const char *indent, int id, const unsigned long long *min,
+                             const unsigned long long *sum, long max, int max_rank, int size)
+{
+    const unsigned long long all = sum[OMPI_SPC_MPI_TIME];
+    return snprintf(text, room, "%s%-*s %14llu %16.1f %14ld %8d %6.1f%%\n", indent, 38 - (int)strlen(indent),
+                    spc_counter_infos[id].name + strlen("OMPI_SPC_"), min[id], (double)sum[id] / size, max,
+                    max_rank, 0 == all ? 0.0 : 100.0 * (double)sum[id] / (double)all);
+}
+
+/* As mpiP's: time inside MPI by family and, under each, by call, the most
+ * first, in microseconds over ranks, with each one's share of the time in
+ * MPI of all ranks together; nothing while MPI_TIME did not count. */
+static size_t print_time(char *text, size_t room, const unsigned long long *min, const unsigned long long *sum,
+                         const long *max, const int *max_rank, int size)
+{
+    if (0 == sum[OMPI_SPC_MPI_TIME]) {
+        return 0;
+    }
+    int families[NUM_TIMED_CALLS], num_families = 0;
+    for (int c = 0; c < NUM_TIMED_CALLS; ++c) {
+        bool seen = false;
+        for (int f = 0; f < num_families && !seen; ++f) {
+            seen = families[f] == timed_calls[c].family;
+        }
+        if (!seen) {
+            families[num_families++] = timed_calls[c].family;
+        }
+    }
+    sort_by_sum(families, num_families, sum);
+    size_t used = snprintf(text, room, "Time inside MPI, most first (%d ranks; share: of MPI_TIME on all ranks)\n"
+                           "%-38s %14s %16s %14s %8s %7s\n", size, "family / call (microseconds)", "min", "mean",
+                           "max", "max rank", "share");
+    used += print_time_row(text + used, room - used, "", OMPI_SPC_MPI_TIME, min, sum, max[OMPI_SPC_MPI_TIME],
+                           max_rank[OMPI_SPC_MPI_TIME], size);
+    for (int f = 0; f < num_families && 0 != sum[families[f]]; ++f) {
+        used += print_time_row(text + used, room - used, "  ", families[f], min, sum, max[families[f]],
+                               max_rank[families[f]], size);
+        int calls[NUM_TIMED_CALLS], num_calls = 0;
+        for (int c = 0; c < NUM_TIMED_CALLS; ++c) {
+            if (timed_calls[c].family == families[f] && 0 != sum[timed_calls[c].timer]) {
+                calls[num_calls++] = timed_calls[c].timer;
+            }
+        }
+        sort_by_sum(calls, num_calls, sum);
+        for (int c = 0; c < num_calls; ++c) {
+            used += print_time_row(text + used, room - used, "    ", calls[c], min, sum, max[calls[c]],
+                                   max_rank[calls[c]], size);
+        }
+    }
+    return used;
+}
+
 /* Min, mean, max and the rank of the max of every counter, from three
  * reductions to rank 0: no rank gathers every value, and all buffers are on
  * the stack, so no rank can fail to allocate and leave the others waiting. */
@@ -200,7 +277,7 @@ static void print_table(const unsigned long long *values, const struct report_gr
         return;
     }
     /* One write to one stream, so no line of it interleaves with another. */
-    char text[(OMPI_SPC_NUM_COUNTERS + 6) * 160 + SPC_NUM_TIMERS * 160];
+    char text[(OMPI_SPC_NUM_COUNTERS + 6) * 160 + SPC_NUM_TIMERS * 160 + (NUM_TIMED_CALLS + 10) * 110];
     size_t used = 0;
     int zero = 0;
     if (NULL != group->comm) {
@@ -249,6 +326,13 @@ static void print_table(const unsigned long long *values, const struct report_gr
                              timed_sum[id]);
         }
     }
+    long max_value[OMPI_SPC_NUM_COUNTERS];
+    int max_rank[OMPI_SPC_NUM_COUNTERS];
+    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
+        max_value[id] = max[id].value;
+        max_rank[id] = max[id].rank;
+    }
+    used += print_time(text + used, sizeof text - used, min, sum, max_value, max_rank, size);
     fputs(text, stdout);
     fflush(stdout);
 }

@@ -6,7 +6,9 @@ failing the job, and that sampled timers are reported as estimates; with
 "traffic" attached, the message-size histograms (10 messages of 4 bytes: bin
 3, 4..7 bytes) in the table and the CSV, and the per-communicator CSV:
 7 sends on MPI_COMM_WORLD and 3 on the duplicate "ping dup", freed before
-MPI_Finalize, on rank 0, as many receives on rank 1, 4 bytes each.
+MPI_Finalize, on rank 0, as many receives on rank 1, 4 bytes each; with
+every timer of time inside MPI on ("time"), the report's section of
+time inside MPI by family and call (as the CSV of the job gives it).
 
 Under PML (mpirun's ARGS select it; ob1 over shared memory without them)
 all of that is the same but for what the PML does not count: no row of
@@ -92,6 +94,58 @@ def check_comm_csv(path, pml, ob1_path, failures):
                             f"none of {sorted(ob1_counters - not_counted - counters)}")
 
 
+BIN = re.compile(r"_BIN\d+$")  # a histogram's bin, not TUNED_BCAST_BINOMIAL
+TIME_ROW = re.compile(r"^( *)(\w+_TIME) +(\d+) +([\d.]+) +(\d+) +(\d+) +([\d.]+)%$")
+
+
+def check_time_section(stdout, path, failures):
+    """The report's time section against the CSV of the same job: MPI_TIME,
+    then each family that counted and under it each call that did, the
+    largest first, each with its min, mean, max, max rank and share of
+    MPI_TIME's sum over ranks as the CSV's values give them."""
+    with open(path) as f:
+        csv_rows = list(csv.DictReader(f))
+    values = {}
+    for r in csv_rows:
+        values.setdefault(r["counter"][len("OMPI_SPC_"):], {})[int(r["rank"])] = int(r["value"])
+    total = sum(values["MPI_TIME"].values())
+    families = {"P2P": ["SEND", "SSEND", "RECV", "SENDRECV", "PROBE"], "COMPLETION": ["WAIT", "WAITALL", "WAITANY", "WAITSOME"],
+                "COLLECTIVE": ["BARRIER", "BCAST", "REDUCE", "ALLREDUCE", "ALLGATHER", "ALLGATHERV", "ALLTOALL",
+                               "ALLTOALLV", "ALLTOALLW", "GATHER", "SCATTER", "REDUCE_SCATTER"],
+                "ONE_SIDED": ["WIN_FENCE", "WIN_WAIT", "WIN_UNLOCK", "WIN_UNLOCK_ALL", "WIN_FLUSH", "WIN_FLUSH_ALL"],
+                "IO": ["FILE_READ_ALL", "FILE_WRITE_ALL", "FILE_READ_AT_ALL", "FILE_WRITE_AT_ALL"]}
+
+    def total_of(name):
+        return sum(values.get(name, {}).values())
+
+    def by_size(names):  # the largest first; ties keep the catalogue's order
+        return sorted((n for n in names if total_of(n) > 0), key=lambda n: -total_of(n))
+
+    expected = [("", "MPI_TIME")]
+    for family in by_size(f + "_TIME" for f in families):
+        expected.append(("  ", family))
+        expected += [("    ", call) for call in by_size(c + "_TIME" for c in families[family[:-5]])]
+    section = stdout.split("Time inside MPI, most first (2 ranks; share: of MPI_TIME on all ranks)\n")
+    lines = section[1].splitlines()[1:] if len(section) == 2 else []
+    shown = []
+    for line in lines:
+        match = TIME_ROW.match(line)
+        if not match:
+            break
+        shown.append(match.groups())
+    if [(indent, name) for indent, name, *_ in shown] != expected:
+        failures.append(f"time section rows {[(i, n) for i, n, *_ in shown]}, expected {expected}")
+    for indent, name, low, mean, high, high_rank, share in shown:
+        of_rank = values.get(name, {})
+        want = (min(of_rank.values()), sum(of_rank.values()) / 2, max(of_rank.values()), 100.0 * sum(of_rank.values()) / total)
+        got = (int(low), float(mean), int(high), float(share))
+        if got[0] != want[0] or got[2] != want[2] or abs(got[1] - want[1]) > 0.051 or abs(got[3] - want[3]) > 0.051 \
+                or of_rank.get(int(high_rank)) != want[2]:
+            failures.append(f"time section {name}: {got} (max on rank {high_rank}), the CSV's {want}")
+    if not shown:
+        failures.append("no time section while MPI_TIME counted")
+
+
 def main():
     if len(sys.argv) < 3 or (len(sys.argv) > 3 and sys.argv[3] not in ("ob1", *NOT_COUNTED)):
         sys.exit(__doc__)
@@ -149,7 +203,7 @@ def main():
         exact = run(mpirun, program, pml_args, "MATCH_TIME", path)
         if "is an estimate" in exact.stdout:
             failures.append("an exact timer is reported as an estimate")
-        if "MESSAGE_SIZES" in exact.stdout or any("_BIN" in r["counter"] for r in rows):
+        if "MESSAGE_SIZES" in exact.stdout or any(BIN.search(r["counter"]) for r in rows):
             failures.append("histograms reported without \"traffic\" attached")
         if os.path.exists(os.path.join(folder, "spc.comms.csv")):
             failures.append("a communicators' CSV without \"traffic\" attached")
@@ -165,7 +219,7 @@ def main():
                 failures.append(f"{histogram} in the table: {bins}")
         with open(path) as f:
             histogram_rows = {(r["rank"], r["counter"]): int(r["value"]) for r in csv.DictReader(f)
-                              if "_BIN" in r["counter"]}
+                              if BIN.search(r["counter"])}
         expected = {("0", "OMPI_SPC_MESSAGE_SIZES_SENT_BIN3"): ALL,
                     ("1", "OMPI_SPC_MESSAGE_SIZES_RECEIVED_BIN3"): ALL}
         if len(histogram_rows) != 2 * 2 * 65 or sum(histogram_rows.values()) != 2 * ALL or \
@@ -176,6 +230,12 @@ def main():
         if pml != "ob1":
             run(mpirun, program, OB1_OVER_VADER, "SEND,traffic", ob1_path)
         check_comm_csv(os.path.join(folder, "spc.comms.csv"), pml, os.path.join(folder, "ob1.comms.csv"), failures)
+        if "Time inside MPI" in traffic.stdout:
+            failures.append("a time section while no timer of time inside MPI was on")
+        timed = run(mpirun, program, pml_args, "time", path)
+        if timed.returncode != 0:
+            failures.append("the job with the time inside MPI failed")
+        check_time_section(timed.stdout, path, failures)
         zero = run(mpirun, program, pml_args, "SEND", path, "--mca", "mpi_spc_timer_sampling", "0")
         if zero.returncode != 0 or "mpi_spc_timer_sampling must be 1 or more, not 0" not in \
                 zero.stdout + zero.stderr:
