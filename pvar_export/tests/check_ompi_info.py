@@ -20,7 +20,7 @@ EXPECTED = {
     "mpi_spc_live_dir": ["default /dev/shm", "0700", "--dir"],
     "mpi_spc_live_keep": ["MPI_Finalize", "finalized", "spc-top --clean", "Default false"],
     "mpi_spc_live_group": ["group", "0640", "spc-exporter", "0600", "default"],
-    "mpi_spc_live_threads": ["threads", "1 to 65536", "default 32", "160 KiB", "MPI_T, PAPI and the report"],
+    "mpi_spc_live_threads": ["threads", "1 to 65536", "default 32", "128 KiB", "MPI_T, PAPI and the report"],
 }
 
 

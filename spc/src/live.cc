@@ -134,9 +134,14 @@ std::string catalogue(spc_live_counter *entries)
         pool += '\0';
         return at;
     };
+    // each unit's name once: the file's size counts (live.h)
+    uint32_t unit_names[SPC_UNIT_MICROSECONDS + 1] = {};
+    for (int unit = 0; unit <= SPC_UNIT_MICROSECONDS; ++unit) {
+        unit_names[unit] = add(spc_unit_name(static_cast<spc_unit>(unit)));
+    }
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
         const spc_counter_info &info = spc_counter_infos[id];
-        entries[id] = {add(info.name), add(info.description), add(spc_unit_name(info.unit)),
+        entries[id] = {add(info.name), add(info.description), unit_names[info.unit],
                        static_cast<uint8_t>(info.kind), static_cast<uint8_t>(info.unit),
                        static_cast<int16_t>(info.level),
                        not_counted[id].load(std::memory_order_relaxed) ? SPC_LIVE_NOT_COUNTED : 0u};

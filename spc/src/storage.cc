@@ -23,6 +23,7 @@
 
 extern "C" {
 spc_level_pages spc_level_pages_;
+static_assert(sizeof(spc_shared_line) == 64, "a counter's shared line is one cache line (SPC_WATERMARK_SLOTS)");
 // The fast path's name for the level lines: the same bytes as spc_level_pages_.
 extern struct spc_shared_line spc_shared[OMPI_SPC_NUM_COUNTERS] __attribute__((alias("spc_level_pages_")));
 // C linkage: spc.h declares it.  Timers time every interval until told otherwise.

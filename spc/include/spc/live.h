@@ -49,7 +49,7 @@ extern "C" {
  * see at once (an exited thread's block goes to the next new one).  A
  * thread beyond them counts in a private block that readers do not see
  * (blocks_overflow says how many; MPI_T and the report still see it).  32
- * keep a segment within 160 KiB (243 counters: a block is 2,304 bytes);
+ * keep a segment within 128 KiB (243 counters: a block is 2,304 bytes);
  * mpi_spc_live_threads asks for another number, up to SPC_LIVE_MAX_THREADS. */
 #define SPC_LIVE_DEFAULT_THREADS 32
 #define SPC_LIVE_MAX_THREADS 65536

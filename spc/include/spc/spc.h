@@ -197,8 +197,9 @@ size_t spc_read_all(uint64_t *values, size_t count);
 
 /* Per-reader watermarks.  The process-wide watermark (what spc_read returns
  * for a HIGHWATERMARK counter) is never reset; a reader that needs its own
- * "highest since I started or reset" takes a slot. */
-#define SPC_WATERMARK_SLOTS 6
+ * "highest since I started or reset" takes a slot.  5 keep a counter's
+ * shared line at 64 bytes, and the live file holds a line per counter. */
+#define SPC_WATERMARK_SLOTS 5
 int spc_watermark_slot_acquire(int watermark_id);   /* slot >= 1, or an error */
 int spc_watermark_slot_reset(int watermark_id, int slot);
 int spc_watermark_slot_release(int watermark_id, int slot);

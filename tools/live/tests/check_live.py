@@ -19,7 +19,7 @@ modes:
               sends it made, rank 0's, ended by mpirun, keeps its N too,
               --clean removes the files, a new job in the same folder reads
               exactly.  --pml.
-  files       the files are 0600 and the user's, within 160 KiB (32 threads;
+  files       the files are 0600 and the user's, within 128 KiB (32 threads;
               mpi_spc_live_threads 1000 makes them larger, 0 is named and
               the default kept, also from a parameters file), another user
               cannot read them
@@ -363,8 +363,8 @@ def files_in(args):
         check(stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.getuid(),
               f"{name} is mode 0600 and the user's ({oct(stat.S_IMODE(st.st_mode))}, uid {st.st_uid})")
     sizes = [os.path.getsize(os.path.join(live, name)) for name in names]
-    check(all(64 * 1024 < size <= 160 * 1024 for size in sizes),
-          f"a segment holds 32 threads by default, within 160 KiB ({sizes} bytes)")
+    check(all(64 * 1024 < size <= 128 * 1024 for size in sizes),
+          f"a segment holds 32 threads by default, within 128 KiB ({sizes} bytes)")
     mine = top(args, live)
     check(mine.returncode == 0 and len(parse_top(mine.stdout)) == 1, "control: its user reads it")
     # mpi_spc_live_threads: more thread blocks, or a bad value named, the default kept

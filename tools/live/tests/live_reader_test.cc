@@ -146,9 +146,9 @@ TEST(Live, FileIsReadableByItsUserOnly)
     ASSERT_EQ(stat(segment_path.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 07777, 0600u);
     EXPECT_EQ(st.st_uid, getuid());
-    // 32 thread blocks by default (SPC_LIVE_DEFAULT_THREADS): within 160 KiB
+    // 32 thread blocks by default (SPC_LIVE_DEFAULT_THREADS): within 128 KiB
     EXPECT_GT(st.st_size, 64 * 1024);
-    EXPECT_LE(st.st_size, 160 * 1024);
+    EXPECT_LE(st.st_size, 128 * 1024);
 }
 
 // 10^6 updates from 2 threads, each a chain of 10 short-lived threads (so
