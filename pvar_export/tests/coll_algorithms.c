@@ -121,8 +121,8 @@ static void check_collective(const struct collective *c, bool dynamic)
     char cvar[128], name[256];
     MPI_T_enum algorithms_enum;
     snprintf(cvar, sizeof cvar, "coll_tuned_%s_algorithm", c->name);
-    const int value = cvar_value(cvar, &algorithms_enum);
-    const int forced = dynamic ? value : 0;
+    const int setting = cvar_value(cvar, &algorithms_enum);
+    const int forced = dynamic ? setting : 0;
     CHECK(!dynamic || forced > 0, "%s: the job forces no algorithm", cvar);
     int items;
     char enum_name[256];
