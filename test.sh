@@ -47,6 +47,7 @@ while [ $# -gt 0 ]; do
 done
 
 passed=0
+hangs=0
 failed=0
 
 # fail STEP LOG: counts one failure and shows the step's log.
@@ -69,13 +70,15 @@ setup() {
     fi || { fail "meson setup of $dir" "$log"; return 1; }
 }
 
-# tally LOG: "passed failed" from a meson testlog.json.
+# tally LOG: "passed failed hangs" from a meson testlog.json; hangs are the
+# attempts netpipe_runs.watch found hung and ran again.
 tally() {
     python3 - "$1" <<'PY'
 import json, re, sys
-passed = failed = 0
+passed = failed = hangs = 0
 for line in open(sys.argv[1]):
     test = json.loads(line)
+    hangs += len(re.findall(r"^watch: hung ", test.get("stdout", ""), re.M))
     good = test["result"] in ("OK", "EXPECTEDFAIL")
     cases_ok = len(re.findall(r"^\[       OK \]", test.get("stdout", ""), re.M))
     cases_bad = len(re.findall(r"^\[  FAILED  \] .* \(\d+ ms\)$", test.get("stdout", ""), re.M))
@@ -85,7 +88,7 @@ for line in open(sys.argv[1]):
     else:
         passed += good
         failed += not good
-print(passed, failed)
+print(passed, failed, hangs)
 PY
 }
 
@@ -107,14 +110,17 @@ check() {
     meson test -C "$dir" --print-errorlogs --num-processes "$test_processes" "$@"
     local testlog counts
     testlog=$(ls "$dir"/meson-logs/testlog*.json 2>/dev/null | head -1)
-    if [ ! -s "$testlog" ] || ! counts=($(tally "$testlog")) || [ ${#counts[@]} -ne 2 ]; then
+    if [ ! -s "$testlog" ] || ! counts=($(tally "$testlog")) || [ ${#counts[@]} -ne 3 ]; then
         fail "meson test in $dir (the build of what its tests need, or the tests) wrote no readable test log" \
             "$dir/meson-logs/testlog.txt"
         return
     fi
     passed=$((passed + counts[0]))
     failed=$((failed + counts[1]))
+    hangs=$((hangs + counts[2]))
     echo "=== $dir: ${counts[0]} passed, ${counts[1]} failed in $((SECONDS - began)) s (its build included)"
+    [ "${counts[2]}" -eq 0 ] ||
+        echo "=== $dir: Open MPI hung ${counts[2]} times and the test ran again (\"watch: hung\" in $testlog)"
 }
 
 mkdir -p "$build_root" || { echo "test.sh: cannot create $build_root" >&2; exit 2; }
@@ -175,5 +181,6 @@ setup "$build_root/asan" -Dbuildtype=debugoptimized -Db_sanitize=address,undefin
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 check "$build_root/asan" --suite unit --suite concurrent
 
 echo "=== ./test.sh took $SECONDS s"
+[ "$hangs" -eq 0 ] || echo "Open MPI hung in $hangs attempts of tests, each run again (\"watch: hung\" in the logs)"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

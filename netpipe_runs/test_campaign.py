@@ -8,7 +8,7 @@ import os
 import tempfile
 import unittest
 
-from netpipe_runs import campaign, event_cost, study
+from netpipe_runs import campaign, event_cost, study, watch
 
 
 def items(*names, block=""):
@@ -116,6 +116,33 @@ class ProcessTree(unittest.TestCase):
         returncode, _, pids = self.run_tree("sleep 100 & echo $!; exit 5", 30, 1)
         self.assertEqual(returncode, 5)
         self.assertEqual([p for p in pids if alive(p)], [])
+
+
+class Watch(unittest.TestCase):
+    """netpipe_runs.watch: a hung attempt is reported and run again."""
+
+    def watched(self, script, attempts):
+        with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()) as said:
+            result = watch.run(["sh", "-c", script, "sh", os.path.join(tmp, "ran")], 0.5, attempts, capture=True)
+        return result, said.getvalue()
+
+    def test_a_hang_then_an_end_gives_the_end(self):
+        # the first attempt leaves a mark and hangs, the second sees it and exits 3
+        result, said = self.watched('[ -e "$1" ] && { echo second; exit 3; }; touch "$1"; exec sleep 100', 3)
+        self.assertEqual((result.returncode, result.stdout), (3, "second\n"))
+        self.assertEqual(said.count(watch.HUNG), 1)
+        self.assertIn("attempt 1 of 3", said)
+        self.assertIn("running it again", said)
+
+    def test_every_attempt_hung_is_124(self):
+        result, said = self.watched("exec sleep 100", 2)
+        self.assertEqual(result.returncode, watch.TIMED_OUT)
+        self.assertEqual(said.count(watch.HUNG), 2)
+        self.assertNotIn("attempt 3", said)
+
+    def test_an_end_in_time_is_not_a_hang(self):
+        result, said = self.watched("echo done; exit 0", 3)
+        self.assertEqual((result.returncode, result.stdout, said), (0, "done\n", ""))
 
 
 class Records(unittest.TestCase):

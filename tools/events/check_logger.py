@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 
+from netpipe_runs import watch
+
 FAILURES = []
 
 
@@ -42,7 +44,8 @@ def run(mpirun, logger, pairwise, transport, out, events=None, extra=("--threads
         command += ["-x", "SPC_EVENTS"]
     command += [pairwise, *extra]
     print("$ " + " ".join(command), flush=True)
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
+    # 4 threads a rank: Open MPI may hang by itself (netpipe_runs.watch)
+    return watch.run(command, 60, 3, capture=True, env=env)
 
 
 def profile(path):
