@@ -31,17 +31,23 @@ static inline struct spc_comm *ompi_spc_pml_comm_storage(ompi_communicator_t *co
     return __atomic_load_n((struct spc_comm **)&comm->c_pml_comm, __ATOMIC_ACQUIRE);
 }
 
-/* One user message of bytes to or from peer on comm, in comm's counter and
- * per-peer arrays and histogram of its direction. */
+/* One message of bytes to or from peer on comm under tag (the tag
+ * ompi_spc_traffic_tag gave): in comm's per-peer arrays of its kind (user
+ * or internal); a user message also in comm's counter and histogram of its
+ * direction. */
 static inline __attribute__((always_inline)) void
-ompi_spc_pml_user_message(ompi_communicator_t *comm, int peer, uint64_t bytes, bool sent)
+ompi_spc_pml_peer_message(ompi_communicator_t *comm, int peer, int tag, uint64_t bytes, bool sent)
 {
     struct spc_comm *storage = ompi_spc_pml_comm_storage(comm);
-    spc_comm_add(storage, sent ? SPC_COMM_BYTES_SENT_USER : SPC_COMM_BYTES_RECEIVED_USER, bytes);
-    spc_comm_add_peer(storage, sent ? SPC_PEER_BYTES_SENT : SPC_PEER_BYTES_RECEIVED, peer, bytes);
-    spc_comm_add_peer(storage, sent ? SPC_PEER_MESSAGES_SENT : SPC_PEER_MESSAGES_RECEIVED, peer, 1);
-    spc_histogram_add(storage, sent ? SPC_HISTOGRAM_MESSAGE_SIZES_SENT : SPC_HISTOGRAM_MESSAGE_SIZES_RECEIVED,
+    spc_comm_add_peer(storage, SPC_PEER_OF_TAG(sent ? SPC_PEER_BYTES_SENT : SPC_PEER_BYTES_RECEIVED, tag), peer,
                       bytes);
+    spc_comm_add_peer(storage, SPC_PEER_OF_TAG(sent ? SPC_PEER_MESSAGES_SENT : SPC_PEER_MESSAGES_RECEIVED, tag),
+                      peer, 1);
+    if (tag >= 0) {
+        spc_comm_add(storage, sent ? SPC_COMM_BYTES_SENT_USER : SPC_COMM_BYTES_RECEIVED_USER, bytes);
+        spc_histogram_add(storage, sent ? SPC_HISTOGRAM_MESSAGE_SIZES_SENT : SPC_HISTOGRAM_MESSAGE_SIZES_RECEIVED,
+                          bytes);
+    }
 }
 
 /* The code of hook (an OMPI_SPC_HOOK_<NAME> whose consumers are the sent
@@ -53,8 +59,8 @@ ompi_spc_pml_sent(spc_hook_mode mode, int hook, ompi_communicator_t *comm, int d
 {
     tag = ompi_spc_traffic_tag(comm, tag);
     spc_hook_user_or_mpi_(mode, NULL, tag, bytes, OMPI_SPC_BYTES_SENT_USER, OMPI_SPC_BYTES_SENT_MPI);
-    if (SPC_HOOK_SWITCHES_ON(mode, hook) && OMPI_SPC_COMM_ON() && tag >= 0) {
-        ompi_spc_pml_user_message(comm, dst, bytes, true);
+    if (SPC_HOOK_SWITCHES_ON(mode, hook) && OMPI_SPC_COMM_ON()) {
+        ompi_spc_pml_peer_message(comm, dst, tag, bytes, true);
     }
 }
 
@@ -66,8 +72,8 @@ ompi_spc_pml_received(spc_hook_mode mode, int hook, ompi_communicator_t *comm, i
 {
     tag = NULL != comm ? ompi_spc_traffic_tag(comm, tag) : tag;
     spc_hook_user_or_mpi_(mode, NULL, tag, bytes, OMPI_SPC_BYTES_RECEIVED_USER, OMPI_SPC_BYTES_RECEIVED_MPI);
-    if (SPC_HOOK_SWITCHES_ON(mode, hook) && OMPI_SPC_COMM_ON() && tag >= 0 && NULL != comm) {
-        ompi_spc_pml_user_message(comm, src, bytes, false);
+    if (SPC_HOOK_SWITCHES_ON(mode, hook) && OMPI_SPC_COMM_ON() && NULL != comm) {
+        ompi_spc_pml_peer_message(comm, src, tag, bytes, false);
     }
 }
 #endif

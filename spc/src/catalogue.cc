@@ -92,6 +92,12 @@ const spc_peer_counter_info spc_peer_counter_infos[SPC_NUM_PEER_COUNTERS] = {
 #include "spc/catalogue.def"
 };
 
+static_assert(SPC_PEER_INTERNAL_OF(SPC_PEER_MESSAGES_SENT) == SPC_PEER_INTERNAL_MESSAGES_SENT &&
+                  SPC_PEER_INTERNAL_OF(SPC_PEER_BYTES_SENT) == SPC_PEER_INTERNAL_BYTES_SENT &&
+                  SPC_PEER_INTERNAL_OF(SPC_PEER_MESSAGES_RECEIVED) == SPC_PEER_INTERNAL_MESSAGES_RECEIVED &&
+                  SPC_PEER_INTERNAL_OF(SPC_PEER_BYTES_RECEIVED) == SPC_PEER_INTERNAL_BYTES_RECEIVED,
+              "the internal per-peer rows follow the user's in the same order");
+
 const spc_histogram_info spc_histogram_infos[SPC_NUM_HISTOGRAMS] = {
 #define SPC_HISTOGRAM(name, description) {SPC_COUNTER_PREFIX #name, description},
 #include "spc/catalogue.def"

@@ -18,7 +18,7 @@ size_t storage_bytes(int peers)
 }
 
 // Storage this large comes from mmap: zero pages that the kernel backs only
-// once written, so a communicator of 100,000 ranks (3.2 MB of arrays) costs
+// once written, so a communicator of 100,000 ranks (6.4 MB of arrays) costs
 // the pages its traffic touches, not its length.  Smaller storage is zeroed
 // by hand: a page each would be more than it needs.
 constexpr size_t kMappedFrom = 64 * 1024;

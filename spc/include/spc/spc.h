@@ -342,6 +342,12 @@ typedef struct spc_peer_counter_info {
 
 extern const spc_peer_counter_info spc_peer_counter_infos[SPC_NUM_PEER_COUNTERS];
 
+/* User array id's internal counterpart (tag < 0): the catalogue lists
+ * those four in the user's order (checked in catalogue.cc). */
+#define SPC_PEER_INTERNAL_OF(id) ((id) + (SPC_PEER_INTERNAL_MESSAGES_SENT - SPC_PEER_MESSAGES_SENT))
+/* The array of a message's tag: user (tag >= 0) array id or its internal one. */
+#define SPC_PEER_OF_TAG(id, tag) ((tag) >= 0 ? (id) : SPC_PEER_INTERNAL_OF(id))
+
 /* The catalogue's SPC_HISTOGRAM rows: messages by size, in bins by bit
  * length: bin 0 for 0 bytes, bin k for [2^(k-1), 2^k) bytes. */
 enum { SPC_HISTOGRAM_BINS = 65 };
