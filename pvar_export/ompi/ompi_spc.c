@@ -84,6 +84,7 @@ static bool traffic_attached;
 bool ompi_spc_comm_all;
 static struct ompi_spc_comm_record *comm_records;
 static int num_comm_records, comm_records_capacity;
+static struct ompi_spc_matrix matrix;
 /* Between MPI_Init and MPI_Finalize.  MPI_T outlives MPI_Finalize, and with
  * it the handles a tool still holds: the process-wide variables then read
  * their final values (the core's, which MPI_Finalize leaves as they are),
@@ -275,14 +276,55 @@ static bool comm_value(ompi_communicator_t *comm, const struct spc_comm *storage
     return true;
 }
 
+/* Adds comm's per-peer arrays to the matrix, by each peer's rank in the job
+ * (its process name's vpid; ompi_group_get_proc_name allocates nothing).
+ * Only peers with traffic are looked up, when the communicator is recorded:
+ * the sites count by the communicator's ranks, as they did. */
+static void add_to_matrix(ompi_communicator_t *comm, const struct spc_comm *storage)
+{
+    if (0 == storage->peers) {
+        return;
+    }
+    if (NULL == matrix.value) {
+        matrix.ranks = (int)ompi_process_info.num_procs;
+        matrix.value = calloc((size_t)SPC_NUM_PEER_COUNTERS * (size_t)matrix.ranks, sizeof *matrix.value);
+        if (NULL == matrix.value) {
+            opal_output(0, "spc: no memory for the communication matrix of %d ranks: the report leaves it out",
+                        matrix.ranks);
+            matrix.ranks = -1;  /* said once */
+        }
+    }
+    uint64_t *values = matrix.ranks > 0 ? malloc((size_t)storage->peers * sizeof *values) : NULL;
+    if (NULL == values) {
+        return;
+    }
+    for (int id = 0; id < SPC_NUM_PEER_COUNTERS; ++id) {
+        spc_comm_read_peers(storage, id, values);
+        for (int peer = 0; peer < storage->peers; ++peer) {
+            if (0 == values[peer]) {
+                continue;
+            }
+            const opal_process_name_t name = ompi_group_get_proc_name(comm->c_remote_group, peer);
+            if (name.jobid != OMPI_PROC_MY_NAME->jobid || name.vpid >= (uint32_t)matrix.ranks) {
+                matrix.other_jobs += SPC_UNIT_MESSAGES == spc_peer_counter_infos[id].unit ? values[peer] : 0;
+                continue;
+            }
+            matrix.value[(size_t)id * (size_t)matrix.ranks + name.vpid] += values[peer];
+        }
+    }
+    free(values);
+}
+
 /* Appends comm's values to comm_records (a communicator with no storage
- * has none); a failed allocation loses this record and says so. */
+ * has none) and its arrays to the matrix; a failed allocation loses this
+ * record and says so. */
 static void record_comm(ompi_communicator_t *comm)
 {
     struct spc_comm *storage = storage_of(comm, false);
     if (NULL == storage) {
         return;
     }
+    add_to_matrix(comm, storage);
     if (num_comm_records == comm_records_capacity) {
         int capacity = comm_records_capacity ? 2 * comm_records_capacity : 16;
         struct ompi_spc_comm_record *more = realloc(comm_records, (size_t)capacity * sizeof *more);
@@ -770,10 +812,12 @@ void ompi_spc_fini(void)
         for_each_comm(record_comm);  /* those still in use */
     }
     if (ompi_mpi_spc_dump_enabled) {
-        ompi_spc_report(traffic_attached, comm_records, num_comm_records);
+        ompi_spc_report(traffic_attached, comm_records, num_comm_records, &matrix);
     }
     free(comm_records);
     comm_records = NULL;
+    free(matrix.value);
+    matrix = (struct ompi_spc_matrix){0};
     num_comm_records = comm_records_capacity = 0;
     ompi_spc_comm_all = false;
     spc_running = false;

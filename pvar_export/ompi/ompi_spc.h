@@ -41,10 +41,21 @@ struct ompi_spc_comm_record {
     char name[MPI_MAX_OBJECT_NAME];
     unsigned long long value[SPC_NUM_COMM_COUNTERS];
 };
+/* This process's rows of the job's communication matrix (mpi_spc_attach
+ * "traffic"): every recorded communicator's per-peer arrays added up by
+ * the peers' MPI_COMM_WORLD ranks, value[id * ranks + rank] for each
+ * SPC_PER_PEER row id.  NULL value: no communicator had traffic. */
+struct ompi_spc_matrix {
+    int ranks;        /* the job's processes */
+    uint64_t *value;
+    uint64_t other_jobs;  /* messages with processes of other jobs (MPI_Comm_spawn), left out */
+};
 /* The mpi_spc_dump_enabled table and mpi_spc_dump_file CSV (ompi_spc_report.c),
  * with the message-size histograms if they counted, and the communicators'
- * records, if any, in a second CSV (mpi_spc_attach "traffic"). */
-void ompi_spc_report(bool histograms, const struct ompi_spc_comm_record *comms, int num_comms);
+ * records, if any, in a second CSV and the job's matrix in a third
+ * (mpi_spc_attach "traffic"). */
+void ompi_spc_report(bool histograms, const struct ompi_spc_comm_record *comms, int num_comms,
+                     const struct ompi_spc_matrix *matrix);
 
 /* Counters bound to communicators (catalogue rows SPC_PER_COMM).  The PML
  * keeps each communicator's storage (ob1: in its mca_pml_ob1_comm_t) and

@@ -201,22 +201,29 @@ static void sort_by_sum(int *ids, int n, const unsigned long long *sum)
     }
 }
 
+/* A counter's largest value over ranks and the rank that had it: the pair
+ * MPI_MAXLOC over MPI_LONG_INT reduces. */
+struct value_and_rank {
+    long value;
+    int rank;
+};
+
 /* One line of the time section: a timer's min, mean and max over ranks and
  * its share of MPI_TIME's sum. */
 static size_t print_time_row(char *text, size_t room, const char *indent, int id, const unsigned long long *min,
-                             const unsigned long long *sum, long max, int max_rank, int size)
+                             const unsigned long long *sum, const struct value_and_rank *max, int size)
 {
     const unsigned long long all = sum[OMPI_SPC_MPI_TIME];
     return snprintf(text, room, "%s%-*s %14llu %16.1f %14ld %8d %6.1f%%\n", indent, 38 - (int)strlen(indent),
-                    spc_counter_infos[id].name + strlen("OMPI_SPC_"), min[id], (double)sum[id] / size, max,
-                    max_rank, 0 == all ? 0.0 : 100.0 * (double)sum[id] / (double)all);
+                    spc_counter_infos[id].name + strlen(SPC_COUNTER_PREFIX), min[id], (double)sum[id] / size,
+                    max[id].value, max[id].rank, 0 == all ? 0.0 : 100.0 * (double)sum[id] / (double)all);
 }
 
 /* As mpiP's: time inside MPI by family and, under each, by call, the most
  * first, in microseconds over ranks, with each one's share of the time in
  * MPI of all ranks together; nothing while MPI_TIME did not count. */
 static size_t print_time(char *text, size_t room, const unsigned long long *min, const unsigned long long *sum,
-                         const long *max, const int *max_rank, int size)
+                         const struct value_and_rank *max, int size)
 {
     if (0 == sum[OMPI_SPC_MPI_TIME]) {
         return 0;
@@ -235,11 +242,9 @@ static size_t print_time(char *text, size_t room, const unsigned long long *min,
     size_t used = snprintf(text, room, "Time inside MPI, most first (%d ranks; share: of MPI_TIME on all ranks)\n"
                            "%-38s %14s %16s %14s %8s %7s\n", size, "family / call (microseconds)", "min", "mean",
                            "max", "max rank", "share");
-    used += print_time_row(text + used, room - used, "", OMPI_SPC_MPI_TIME, min, sum, max[OMPI_SPC_MPI_TIME],
-                           max_rank[OMPI_SPC_MPI_TIME], size);
+    used += print_time_row(text + used, room - used, "", OMPI_SPC_MPI_TIME, min, sum, max, size);
     for (int f = 0; f < num_families && 0 != sum[families[f]]; ++f) {
-        used += print_time_row(text + used, room - used, "  ", families[f], min, sum, max[families[f]],
-                               max_rank[families[f]], size);
+        used += print_time_row(text + used, room - used, "  ", families[f], min, sum, max, size);
         int calls[NUM_TIMED_CALLS], num_calls = 0;
         for (int c = 0; c < NUM_TIMED_CALLS; ++c) {
             if (timed_calls[c].family == families[f] && 0 != sum[timed_calls[c].timer]) {
@@ -248,8 +253,7 @@ static size_t print_time(char *text, size_t room, const unsigned long long *min,
         }
         sort_by_sum(calls, num_calls, sum);
         for (int c = 0; c < num_calls; ++c) {
-            used += print_time_row(text + used, room - used, "    ", calls[c], min, sum, max[calls[c]],
-                                   max_rank[calls[c]], size);
+            used += print_time_row(text + used, room - used, "    ", calls[c], min, sum, max, size);
         }
     }
     return used;
@@ -261,7 +265,7 @@ static size_t print_time(char *text, size_t room, const unsigned long long *min,
 static void print_table(const unsigned long long *values, const struct report_group *group)
 {
     const int rank = group->rank, size = group->size;
-    struct { long value; int rank; } mine[OMPI_SPC_NUM_COUNTERS], max[OMPI_SPC_NUM_COUNTERS];
+    struct value_and_rank mine[OMPI_SPC_NUM_COUNTERS], max[OMPI_SPC_NUM_COUNTERS];
     unsigned long long min[OMPI_SPC_NUM_COUNTERS], sum[OMPI_SPC_NUM_COUNTERS];
     unsigned long long timed[OMPI_SPC_NUM_COUNTERS], timed_sum[OMPI_SPC_NUM_COUNTERS];
     for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
@@ -326,13 +330,7 @@ static void print_table(const unsigned long long *values, const struct report_gr
                              timed_sum[id]);
         }
     }
-    long max_value[OMPI_SPC_NUM_COUNTERS];
-    int max_rank[OMPI_SPC_NUM_COUNTERS];
-    for (int id = 0; id < OMPI_SPC_NUM_COUNTERS; ++id) {
-        max_value[id] = max[id].value;
-        max_rank[id] = max[id].rank;
-    }
-    used += print_time(text + used, sizeof text - used, min, sum, max_value, max_rank, size);
+    used += print_time(text + used, sizeof text - used, min, sum, max, size);
     fputs(text, stdout);
     fflush(stdout);
 }
@@ -451,51 +449,85 @@ static void put_field(FILE *csv, const char *name)
     fputc('"', csv);
 }
 
-/* Every rank's communicator records to rank 0 (a count each, then the
- * records as bytes), which writes a row per rank, communicator and counter.
- * As write_csv, the ranks agree first that rank 0 could allocate. */
-static void write_comm_csv(const char *path, const struct ompi_spc_comm_record *mine, int num_mine,
-                           const struct rank_identity *ids, const struct report_group *group)
+/* Every rank's num_mine records of record bytes each, gathered at rank 0
+ * (a count each, then the records as bytes): there *all holds them by rank
+ * and (*counts)[r] says how many are rank r's.  As write_csv, the ranks
+ * agree first that rank 0 could allocate: false on every rank if not (rank
+ * 0 says that path is not written). */
+static bool gather_records(const struct report_group *group, const void *mine, int num_mine, int record,
+                           void **all, int **counts, const char *path)
 {
     const int rank = group->rank, size = group->size;
-    const int record = (int)sizeof *mine;
-    int *counts = NULL, *bytes = NULL, *displacements = NULL, total = 0;
-    struct ompi_spc_comm_record *all = NULL;
+    int *bytes = NULL, *displacements = NULL, total = 0;
+    *all = NULL;
+    *counts = NULL;
     if (0 == rank) {
-        counts = calloc((size_t)size, sizeof *counts);
+        *counts = calloc((size_t)size, sizeof **counts);
         bytes = calloc((size_t)size, sizeof *bytes);
         displacements = calloc((size_t)size, sizeof *displacements);
     }
-    bool ready = group_all(group, 0 != rank || (NULL != counts && NULL != bytes && NULL != displacements));
+    bool ready = group_all(group, 0 != rank || (NULL != *counts && NULL != bytes && NULL != displacements));
     if (ready) {
-        group_gather(group, &num_mine, 1, MPI_INT, counts);
+        group_gather(group, &num_mine, 1, MPI_INT, *counts);
         if (0 == rank) {
             for (int r = 0; r < size; ++r) {
-                bytes[r] = counts[r] * record;
+                bytes[r] = (*counts)[r] * record;
                 displacements[r] = total * record;
-                total += counts[r];
+                total += (*counts)[r];
             }
-            all = malloc((size_t)(total > 0 ? total : 1) * sizeof *all);
+            *all = malloc((size_t)(total > 0 ? total : 1) * (size_t)record);
         }
-        ready = group_all(group, 0 != rank || NULL != all);
+        ready = group_all(group, 0 != rank || NULL != *all);
     }
     if (ready && NULL == group->comm) {
-        memcpy(all, mine, (size_t)num_mine * sizeof *mine);
+        memcpy(*all, mine, (size_t)num_mine * (size_t)record);
     } else if (ready) {
         ompi_communicator_t *world = group->comm;
-        world->c_coll->coll_gatherv(mine, num_mine * record, MPI_BYTE, all, bytes, displacements, MPI_BYTE,
+        world->c_coll->coll_gatherv(mine, num_mine * record, MPI_BYTE, *all, bytes, displacements, MPI_BYTE,
                                     0, world, world->c_coll->coll_gatherv_module);
     }
     if (0 == rank && !ready) {
-        opal_output(0, "spc: no memory for the communicators of %d ranks: %s not written", size, path);
+        opal_output(0, "spc: no memory for the records of %d ranks: %s not written", size, path);
+        free(*all);
+        free(*counts);
+        *all = NULL;
+        *counts = NULL;
     }
-    FILE *csv = 0 == rank && ready ? fopen(path, "w") : NULL;
-    if (0 == rank && ready && NULL == csv) {
+    free(displacements);
+    free(bytes);
+    return ready;
+}
+
+/* path opened for rank 0 to write, if the records came (ready); NULL
+ * elsewhere, or after saying why it cannot. */
+static FILE *open_for_rank0(const struct report_group *group, bool ready, const char *path)
+{
+    FILE *csv = 0 == group->rank && ready ? fopen(path, "w") : NULL;
+    if (0 == group->rank && ready && NULL == csv) {
         opal_output(0, "spc: cannot write %s: %s", path, strerror(errno));
     }
+    return csv;
+}
+
+static void close_written(FILE *csv, const char *path)
+{
+    if (0 != fclose(csv)) {
+        opal_output(0, "spc: error writing %s: %s", path, strerror(errno));
+    }
+}
+
+/* Every rank's communicator records to rank 0, which writes a row per
+ * rank, communicator and counter. */
+static void write_comm_csv(const char *path, const struct ompi_spc_comm_record *mine, int num_mine,
+                           const struct rank_identity *ids, const struct report_group *group)
+{
+    struct ompi_spc_comm_record *all;
+    int *counts;
+    const bool ready = gather_records(group, mine, num_mine, (int)sizeof *mine, (void **)&all, &counts, path);
+    FILE *csv = open_for_rank0(group, ready, path);
     if (NULL != csv) {
         fputs("rank,comm_id,comm_name,comm_ranks,counter,value,unit,jobid,step,node\n", csv);
-        for (int r = 0, at = 0; r < size; at += counts[r++]) {
+        for (int r = 0, at = 0; r < group->size; at += counts[r++]) {
             for (int c = at; c < at + counts[r]; ++c) {
                 for (int id = 0; id < SPC_NUM_COMM_COUNTERS; ++id) {
                     /* as in write_csv: what the PML does not count has no row */
@@ -511,17 +543,88 @@ static void write_comm_csv(const char *path, const struct ompi_spc_comm_record *
                 }
             }
         }
-        if (0 != fclose(csv)) {
-            opal_output(0, "spc: error writing %s: %s", path, strerror(errno));
-        }
+        close_written(csv, path);
     }
     free(all);
-    free(displacements);
-    free(bytes);
     free(counts);
 }
 
-void ompi_spc_report(bool histograms, const struct ompi_spc_comm_record *comms, int num_comms)
+/* One cell of this process's matrix rows: its traffic with peer (a rank of
+ * the job) of one kind, user or internal, the four per-peer arrays of that
+ * kind in the catalogue's order. */
+enum { MATRIX_KINDS = 2, MATRIX_VALUES = SPC_NUM_PEER_COUNTERS / MATRIX_KINDS };
+struct matrix_cell {
+    int32_t peer, kind;  /* kind 0: user, 1: internal */
+    uint64_t value[MATRIX_VALUES];
+};
+static const char *const matrix_kind_names[MATRIX_KINDS] = {"user", "internal"};
+
+/* The job's communication matrix, one file: rank 0 gathers every rank's
+ * cells with traffic and writes a row per cell, by rank and peer, in the
+ * job's ranks (MPI_COMM_WORLD's).  The values were taken before the
+ * report's own traffic (ompi_spc_fini records every communicator first). */
+static void write_matrix_csv(const char *path, const struct ompi_spc_matrix *matrix,
+                             const struct report_group *group)
+{
+    _Static_assert(SPC_PEER_INTERNAL_OF(0) == MATRIX_VALUES, "the user's arrays, then the internal ones");
+    const int ranks = NULL != matrix->value ? matrix->ranks : 0;
+    struct matrix_cell *mine = calloc((size_t)(ranks > 0 ? ranks : 1) * MATRIX_KINDS, sizeof *mine);
+    int num_mine = 0;
+    for (int peer = 0; NULL != mine && peer < ranks; ++peer) {
+        for (int kind = 0; kind < MATRIX_KINDS; ++kind) {
+            struct matrix_cell *cell = &mine[num_mine];
+            uint64_t any = 0;
+            for (int v = 0; v < MATRIX_VALUES; ++v) {
+                cell->value[v] = matrix->value[(size_t)(kind * MATRIX_VALUES + v) * (size_t)ranks + (size_t)peer];
+                any |= cell->value[v];
+            }
+            if (0 != any) {
+                cell->peer = peer;
+                cell->kind = kind;
+                ++num_mine;
+            }
+        }
+    }
+    if (NULL == mine) {
+        opal_output(0, "spc: no memory for rank %d's matrix rows: %s leaves them out", group->rank, path);
+    }
+    struct matrix_cell *all;
+    int *counts;
+    const bool ready = gather_records(group, mine, num_mine, (int)sizeof *mine, (void **)&all, &counts, path);
+    FILE *csv = open_for_rank0(group, ready, path);
+    if (NULL != csv) {
+        fputs("rank,peer,kind", csv);
+        for (int v = 0; v < MATRIX_VALUES; ++v) {
+            /* OMPI_SPC_PEER_MESSAGES_SENT -> messages_sent */
+            fputc(',', csv);
+            for (const char *c = spc_peer_counter_infos[v].name + strlen(SPC_COUNTER_PREFIX "PEER_"); *c; ++c) {
+                fputc(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c, csv);
+            }
+        }
+        fputc('\n', csv);
+        for (int r = 0, at = 0; r < group->size; at += counts[r++]) {
+            for (int c = at; c < at + counts[r]; ++c) {
+                fprintf(csv, "%d,%d,%s", group->first_rank + r, (int)all[c].peer, matrix_kind_names[all[c].kind]);
+                for (int v = 0; v < MATRIX_VALUES; ++v) {
+                    fprintf(csv, ",%llu", (unsigned long long)all[c].value[v]);
+                }
+                fputc('\n', csv);
+            }
+        }
+        close_written(csv, path);
+        opal_output(0, "spc: the job's communication matrix, by rank and peer: %s", path);
+    }
+    if (matrix->other_jobs > 0) {
+        opal_output(0, "spc: rank %d: %llu messages with processes of other jobs are not in %s", group->rank,
+                    (unsigned long long)matrix->other_jobs, path);
+    }
+    free(all);
+    free(counts);
+    free(mine);
+}
+
+void ompi_spc_report(bool histograms, const struct ompi_spc_comm_record *comms, int num_comms,
+                     const struct ompi_spc_matrix *matrix)
 {
     /* the counters, then (if they counted) the histograms' bins */
     unsigned long long values[OMPI_SPC_NUM_COUNTERS + NUM_BINS];
@@ -570,6 +673,13 @@ void ompi_spc_report(bool histograms, const struct ompi_spc_comm_record *comms, 
             write_comm_csv(path, comms, num_comms, ids, &group);
             if (0 == group.rank) {
                 opal_output(0, "spc: every communicator's counters, per rank: %s", path);
+            }
+            if (NULL != group.comm) {  /* one job, one matrix */
+                csv_path_with(dump_file, ".matrix", path, sizeof path);
+                write_matrix_csv(path, matrix, &group);
+            } else if (NULL != matrix->value) {
+                opal_output(0, "spc: rank %d: no MPI_COMM_WORLD (MPI sessions) to gather the job's "
+                            "communication matrix over: none is written", group.first_rank);
             }
         }
     }
