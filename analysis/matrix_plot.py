@@ -3,7 +3,7 @@ from the finalize report's matrix CSV (mpi_spc_attach traffic with
 mpi_spc_dump_file REPORT.csv writes REPORT.matrix.csv), one heatmap per
 kind of traffic (user, internal), bytes sent from each rank (row) to each
 peer (column), in MPI_COMM_WORLD ranks; each cell with traffic says its
-bytes and messages.
+bytes (decimal units) and messages.
 
 usage: /usr/bin/python3 -m analysis.matrix_plot MATRIX.csv [OUT.png]   (default: beside the CSV, matrix.png)"""
 import csv
@@ -48,6 +48,14 @@ def read_matrix(path):
     return highest + 1, cells
 
 
+def human(count):
+    """12666832 -> "12.7 MB": the cells' labels stay inside the cells."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} B"
+
+
 def draw(ranks, cells, out):
     figure, axes = plt.subplots(1, len(KINDS), figsize=(5.5 * len(KINDS), 4.8), squeeze=False)
     for axis, kind in zip(axes[0], KINDS):
@@ -61,7 +69,7 @@ def draw(ranks, cells, out):
         if ranks <= 16:
             for (rank, peer), (sent, messages) in cells[kind].items():
                 if sent > 0 or messages > 0:
-                    axis.text(peer, rank, f"{sent} B\n{messages} msg", ha="center", va="center", fontsize=7,
+                    axis.text(peer, rank, f"{human(sent)}\n{messages} msg", ha="center", va="center", fontsize=7,
                               color="white")
         axis.set_title(f"{kind} traffic" + ("" if values else " (none)"))
         axis.set_xlabel("to rank (MPI_COMM_WORLD)")
