@@ -12,7 +12,11 @@
  * world rank 0 sends 5 messages of 1000 B to world rank 2 on MPI_COMM_WORLD
  * and 5 on a split with key 3 - rank, where rank 2 is rank 1 and rank 0 is
  * rank 3: each array has one element per rank of the communicator it is
- * bound to, indexed by the ranks there.  Histograms: rank 0 sends 0, 1, 2,
+ * bound to, indexed by the ranks there.  Then a broadcast of 8 B from the
+ * split's rank 0: the split's internal arrays (tag < 0) show every rank but
+ * the root receiving it once, whatever tree coll tuned chose (one segment),
+ * as many messages and bytes sent over all ranks, while the user arrays and
+ * the world's internal ones stay as they were.  Histograms: rank 0 sends 0, 1, 2,
  * 3, 4, 1023 and 1024 B to rank 1 on A: bins 0, 1, 2, 2, 3, 10, 11 hold 1,
  * 1, 2, 1, 1, 1 on both sides, process-wide and bound to A; B's stay 0.
  * MATCH_TIME bound to A grows with matches on A only (check_match_time).
@@ -282,6 +286,53 @@ static void check_peer_arrays(MPI_T_pvar_session session, MPI_T_pvar_handle *han
     }
 }
 
+/* The sum of an array of 4 read through handle. */
+static unsigned long long array_sum(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+{
+    unsigned long long values[4] = {0};
+    MPI_OK(MPI_T_pvar_read(session, handle, values));
+    return values[0] + values[1] + values[2] + values[3];
+}
+
+/* A broadcast on split counted in its internal arrays only, then an
+ * allreduce on MPI_COMM_WORLD in the world's (check_peers; world: the
+ * world's user arrays, still started, in_world what they hold). */
+static void check_internal_arrays(MPI_T_pvar_session session, MPI_Comm split, MPI_T_pvar_handle *world,
+                                  const char *const *names, const unsigned long long (*in_world)[4])
+{
+    enum { BCAST_BYTES = 8 };
+    const char *internal[] = {"PEER_INTERNAL_MESSAGES_SENT", "PEER_INTERNAL_BYTES_SENT",
+                              "PEER_INTERNAL_MESSAGES_RECEIVED", "PEER_INTERNAL_BYTES_RECEIVED"};
+    MPI_T_pvar_handle on_split[4], on_world[4], user_on_split[4];
+    for (int i = 0; i < 4; ++i) {
+        on_split[i] = started_comm_array(session, internal[i], split, 4);
+        on_world[i] = started_comm_array(session, internal[i], MPI_COMM_WORLD, 4);
+        user_on_split[i] = started_comm_array(session, names[i], split, 4);
+    }
+    int split_rank;
+    MPI_OK(MPI_Comm_rank(split, &split_rank));
+    char data[BCAST_BYTES] = {0};
+    MPI_OK(MPI_Bcast(data, BCAST_BYTES, MPI_CHAR, 0, split));
+    const unsigned long long received = 0 == split_rank ? 0 : 1;
+    CHECK_EQ_U64(array_sum(session, on_split[2]), received, "internal messages received on the split by bcast");
+    CHECK_EQ_U64(array_sum(session, on_split[3]), received * BCAST_BYTES,
+                 "internal bytes received on the split by bcast");
+    unsigned long long sent[2] = {array_sum(session, on_split[0]), array_sum(session, on_split[1])}, all[2];
+    MPI_OK(MPI_Allreduce(sent, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
+    CHECK_EQ_U64(all[0], 3, "internal messages sent on the split by bcast, all ranks");
+    CHECK_EQ_U64(all[1], 3 * BCAST_BYTES, "internal bytes sent on the split by bcast, all ranks");
+    const unsigned long long none[4][4] = {{0}};
+    check_peer_arrays(session, user_on_split, names, none, "the split, over its bcast");
+    CHECK(array_sum(session, on_world[0]) > 0 || array_sum(session, on_world[2]) > 0,
+          "the allreduce on MPI_COMM_WORLD is internal traffic there");
+    check_peer_arrays(session, world, names, in_world, "MPI_COMM_WORLD, over its allreduce");
+    for (int i = 0; i < 4; ++i) {
+        MPI_OK(MPI_T_pvar_handle_free(session, &on_split[i]));
+        MPI_OK(MPI_T_pvar_handle_free(session, &on_world[i]));
+        MPI_OK(MPI_T_pvar_handle_free(session, &user_on_split[i]));
+    }
+}
+
 static void check_peers(void)
 {
     enum { MESSAGES = 5, SIZE = 1000 };
@@ -317,6 +368,7 @@ static void check_peers(void)
     }
     check_peer_arrays(session, world, names, (const unsigned long long(*)[4])in_world, "MPI_COMM_WORLD");
     check_peer_arrays(session, reversed, names, (const unsigned long long(*)[4])in_split, "the split");
+    check_internal_arrays(session, split, world, names, (const unsigned long long(*)[4])in_world);
     MPI_OK(MPI_T_pvar_reset(session, world[0]));
     unsigned long long values[4] = {1, 1, 1, 1};
     MPI_OK(MPI_T_pvar_read(session, world[0], values));
