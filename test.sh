@@ -120,7 +120,7 @@ check() {
     hangs=$((hangs + counts[2]))
     echo "=== $dir: ${counts[0]} passed, ${counts[1]} failed in $((SECONDS - began)) s (its build included)"
     [ "${counts[2]}" -eq 0 ] ||
-        echo "=== $dir: Open MPI hung ${counts[2]} times and the test ran again (\"watch: hung\" in $testlog)"
+        echo "=== $dir: ${counts[2]} test attempts hung and were ended, their backtraces kept (\"watch: hung\" in $testlog)"
 }
 
 mkdir -p "$build_root" || { echo "test.sh: cannot create $build_root" >&2; exit 2; }
@@ -181,6 +181,6 @@ setup "$build_root/asan" -Dbuildtype=debugoptimized -Db_sanitize=address,undefin
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 check "$build_root/asan" --suite unit --suite concurrent
 
 echo "=== ./test.sh took $SECONDS s"
-[ "$hangs" -eq 0 ] || echo "Open MPI hung in $hangs attempts of tests, each run again (\"watch: hung\" in the logs)"
+[ "$hangs" -eq 0 ] || echo "$hangs test attempts hung and were ended, each run again unless its third (\"watch: hung\" in the logs)"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

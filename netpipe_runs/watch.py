@@ -3,9 +3,9 @@ system under study: the command's output passes through; if it still runs
 after SECONDS, every thread's backtrace of each of its processes but the
 launchers is printed (campaign.backtraces), with where each process waited,
 before its whole process tree is ended.  With --attempts N, a hung attempt
-is a finding about Open MPI, not the test's result: the command runs again,
-up to N times in all (Open MPI hangs now and then under
-MPI_THREAD_MULTIPLE by itself: docs/study.md, "Hangs at 8 threads").  The
+is a finding about the system under study, not the test's result: the
+command runs again, up to N times in all (Open MPI hangs now and then
+under MPI_THREAD_MULTIPLE by itself: docs/study.md, "Hangs at 8 threads").  The
 exit status is the last attempt's, or 124, as timeout(1)'s, when every
 attempt hung.  Give SECONDS x N below the test's own timeout, so that the
 backtraces reach the test's log; ./test.sh counts the "watch: hung" lines.

@@ -31,6 +31,7 @@ import sys
 import tempfile
 
 RANKS = 4
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")  # analysis.* runs from there
 FORCED_LINEAR_BCAST = ["--mca", "coll_tuned_use_dynamic_rules", "1", "--mca", "coll_tuned_bcast_algorithm", "1"]
 FAILURES = []
 
@@ -152,12 +153,12 @@ def main():
                 picture = os.path.join(work, "matrix.png")
                 plot = subprocess.run(["/usr/bin/python3", "-m", "analysis.matrix_plot", matrix_path, picture],
                                       capture_output=True, text=True,
-                                      cwd=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+                                      cwd=ROOT)
                 check(plot.returncode == 0 and os.path.getsize(picture) > 10000 and "4 ranks, 8 cells" in plot.stdout,
                       f"the heatmap script draws it: {plot.stdout.strip()} {plot.stderr[-500:]}")
                 refused = subprocess.run(["/usr/bin/python3", "-m", "analysis.matrix_plot", report,
                                           os.path.join(work, "no.png")], capture_output=True, text=True,
-                                         cwd=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+                                         cwd=ROOT)
                 check(refused.returncode != 0 and "not a matrix CSV" in refused.stderr
                       and len(refused.stderr.strip().splitlines()) == 1 and not os.path.exists(os.path.join(work, "no.png")),
                       f"the heatmap script refuses the report's main CSV in one line: {refused.stderr.strip()}")
