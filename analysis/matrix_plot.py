@@ -1,8 +1,8 @@
 """The job's communication matrix as heatmaps (issue 38, docs/traffic.md):
 from the finalize report's matrix CSV (mpi_spc_attach traffic with
 mpi_spc_dump_file REPORT.csv writes REPORT.matrix.csv), one heatmap per
-kind of traffic (user, internal), bytes sent from each rank (row) to each
-peer (column), in MPI_COMM_WORLD ranks; each cell with traffic says its
+kind of traffic (user, internal, one-sided), bytes sent from each rank (row)
+to each peer (column; for one-sided, the target), in MPI_COMM_WORLD ranks; each cell with traffic says its
 bytes (decimal units) and messages.
 
 usage: /usr/bin/python3 -m analysis.matrix_plot MATRIX.csv [OUT.png]   (default: beside the CSV, matrix.png)"""
@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
 
-KINDS = ("user", "internal")
+KINDS = ("user", "internal", "one-sided")
 COLUMNS = ("rank", "peer", "kind", "messages_sent", "bytes_sent", "messages_received", "bytes_received")
 
 

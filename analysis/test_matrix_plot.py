@@ -14,6 +14,7 @@ CSV = HEADER + """0,1,user,5,80,0,0
 1,0,user,0,0,5,80
 0,2,internal,10,640,0,0
 2,0,internal,0,0,10,640
+1,2,one-sided,3,20,2,16
 """
 
 
@@ -29,7 +30,8 @@ class MatrixPlot(unittest.TestCase):
             ranks, cells = matrix_plot.read_matrix(self.write(folder, CSV))
             self.assertEqual(ranks, 3)
             self.assertEqual(cells, {"user": {(0, 1): (80, 5), (1, 0): (0, 0)},
-                                     "internal": {(0, 2): (640, 10), (2, 0): (0, 0)}})
+                                     "internal": {(0, 2): (640, 10), (2, 0): (0, 0)},
+                                     "one-sided": {(1, 2): (20, 3)}})
             out = os.path.join(folder, "m.png")
             matrix_plot.draw(ranks, cells, out)
             self.assertGreater(os.path.getsize(out), 10000)

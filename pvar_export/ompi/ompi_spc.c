@@ -32,6 +32,7 @@
 #include "ompi/runtime/ompi_spc_pmls.h"
 #include OMPI_SPC_MUTEX_HEADER /* opal_using_threads */
 #include "ompi/runtime/params.h"
+#include "ompi/win/win.h"
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var_group.h"
 #include "opal/mca/base/mca_base_vari.h"
@@ -224,27 +225,61 @@ ompi_spc_comm_storage_fn ompi_spc_comm_storage;
 ompi_spc_comm_level_fn ompi_spc_comm_level;
 
 /* The variables, in this order: the SPC_PER_COMM counters, the SPC_PER_PEER
- * arrays and the SPC_HISTOGRAM rows, all bound to a communicator, then the
- * histograms again process-wide.  A variable's ctx is its place here. */
+ * arrays and the SPC_HISTOGRAM rows, all bound to a communicator (the
+ * SPC_PER_WIN_PEER arrays to a window), then the histograms again
+ * process-wide.  A variable's ctx is its place here. */
 enum {
     FIRST_PEER = SPC_NUM_COMM_COUNTERS,
     FIRST_COMM_HISTOGRAM = FIRST_PEER + SPC_NUM_PEER_COUNTERS,
     FIRST_HISTOGRAM = FIRST_COMM_HISTOGRAM + SPC_NUM_HISTOGRAMS,
     NUM_TRAFFIC_PVARS = FIRST_HISTOGRAM + SPC_NUM_HISTOGRAMS
 };
-/* MPI_T index of each, for ompi_spc_comm_freed. */
+/* MPI_T index of each, for unbind_handles. */
 static int traffic_pvar_index[NUM_TRAFFIC_PVARS];
 static bool traffic_pvars_registered;
-/* What a handle's object becomes when its communicator is freed (its
- * address only); such a handle took no switch reference of its own then. */
-static char freed_comm;
+/* What a handle's object becomes when its communicator or window is freed
+ * (its address only); such a handle took no switch reference of its own
+ * then. */
+static char freed_object;
+
+static bool is_window_pvar(int id)
+{
+    return id >= FIRST_PEER && id < FIRST_COMM_HISTOGRAM && spc_peer_counter_infos[id - FIRST_PEER].window;
+}
 
 static struct spc_comm *storage_of(void *comm, bool create)
 {
-    if (&freed_comm == comm || NULL == comm || NULL == ompi_spc_comm_storage) {
+    if (&freed_object == comm || NULL == comm || NULL == ompi_spc_comm_storage) {
         return NULL;
     }
     return ompi_spc_comm_storage((ompi_communicator_t *)comm, create);
+}
+
+/* MPI_T calls it under its lock, but a one-sided site may load the pointer
+ * at the same time, hence the release store.  Peers: the window's group. */
+static struct spc_comm *win_storage(ompi_win_t *win, bool create)
+{
+#if SPC_ENABLE
+    struct spc_comm *storage = __atomic_load_n(&win->w_spc, __ATOMIC_ACQUIRE);
+    if (NULL == storage && create) {
+        storage = spc_comm_create(ompi_group_size(win->w_group));
+        __atomic_store_n(&win->w_spc, storage, __ATOMIC_RELEASE);
+    }
+    return storage;
+#else
+    (void)win;
+    (void)create;
+    return NULL;
+#endif
+}
+
+/* The storage of the object variable id is bound to. */
+static struct spc_comm *pvar_storage(int id, void *object, bool create)
+{
+    if (!is_window_pvar(id)) {
+        return storage_of(object, create);
+    }
+    return &freed_object == object || NULL == object ? NULL : win_storage((ompi_win_t *)object, create);
 }
 
 void ompi_spc_comm_record(struct ompi_communicator_t *comm, int id, uint64_t n)
@@ -280,10 +315,13 @@ static bool comm_value(ompi_communicator_t *comm, const struct spc_comm *storage
  * (its process name's vpid; ompi_group_get_proc_name allocates nothing).
  * Only peers with traffic are looked up, when the communicator is recorded:
  * the sites count by the communicator's ranks, as they did. */
-static void add_to_matrix(ompi_communicator_t *comm, const struct spc_comm *storage)
+static void add_to_matrix(ompi_group_t *peers, const struct spc_comm *storage)
 {
     if (0 == storage->peers) {
         return;
+    }
+    if (matrix.ranks < 0) {
+        return;  /* no memory for it, said once */
     }
     if (NULL == matrix.value) {
         matrix.ranks = (int)ompi_process_info.num_procs;
@@ -294,7 +332,7 @@ static void add_to_matrix(ompi_communicator_t *comm, const struct spc_comm *stor
             matrix.ranks = -1;  /* said once */
         }
     }
-    uint64_t *values = matrix.ranks > 0 ? malloc((size_t)storage->peers * sizeof *values) : NULL;
+    uint64_t *values = malloc((size_t)storage->peers * sizeof *values);
     if (NULL == values) {
         return;
     }
@@ -304,7 +342,7 @@ static void add_to_matrix(ompi_communicator_t *comm, const struct spc_comm *stor
             if (0 == values[peer]) {
                 continue;
             }
-            const opal_process_name_t name = ompi_group_get_proc_name(comm->c_remote_group, peer);
+            const opal_process_name_t name = ompi_group_get_proc_name(peers, peer);
             if (name.jobid != OMPI_PROC_MY_NAME->jobid || name.vpid >= (uint32_t)matrix.ranks) {
                 matrix.other_jobs += SPC_UNIT_MESSAGES == spc_peer_counter_infos[id].unit ? values[peer] : 0;
                 continue;
@@ -324,7 +362,7 @@ static void record_comm(ompi_communicator_t *comm)
     if (NULL == storage) {
         return;
     }
-    add_to_matrix(comm, storage);
+    add_to_matrix(comm->c_remote_group, storage);
     if (num_comm_records == comm_records_capacity) {
         int capacity = comm_records_capacity ? 2 * comm_records_capacity : 16;
         struct ompi_spc_comm_record *more = realloc(comm_records, (size_t)capacity * sizeof *more);
@@ -370,7 +408,7 @@ static int traffic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, vo
     if (!spc_running) {
         return OPAL_ERR_NOT_AVAILABLE;  /* MPI_T_ERR_INVALID (mpit_common.c:75-91) */
     }
-    struct spc_comm *storage = storage_of(obj_handle, false);
+    struct spc_comm *storage = pvar_storage(id, obj_handle, false);
     if (NULL == storage) {
         /* MPI_T_ERR_INVALID_HANDLE (patch
          * "mpit: a failed read returns the variable's error") */
@@ -406,7 +444,7 @@ static int comm_reference(int id, bool on)
     return OPAL_SUCCESS;
 }
 
-/* A handle is bound to a communicator for its life: BIND creates the
+/* A handle is bound to a communicator (or window) for its life: BIND creates the
  * storage (kept until the communicator is freed) and gives the count
  * (mca_base_pvar_handle_alloc sizes the handle's values by it,
  * opal/mca/base/mca_base_pvar.c:467-476); START and STOP hold the switch
@@ -422,12 +460,13 @@ static int traffic_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event
             *count = SPC_HISTOGRAM_BINS;
             return OPAL_SUCCESS;
         }
-        if (&freed_comm != obj_handle && ompi_comm_invalid((ompi_communicator_t *)obj_handle)) {
+        if (&freed_object != obj_handle && (is_window_pvar(id) ? ompi_win_invalid((ompi_win_t *)obj_handle)
+                                                               : ompi_comm_invalid((ompi_communicator_t *)obj_handle))) {
             return OPAL_ERR_BAD_PARAM;
         }
-        storage = storage_of(obj_handle, true);
+        storage = pvar_storage(id, obj_handle, true);
         if (NULL == storage) {
-            return &freed_comm == obj_handle || NULL == ompi_spc_comm_storage
+            return &freed_object == obj_handle || (!is_window_pvar(id) && NULL == ompi_spc_comm_storage)
                        ? OPAL_ERR_NOT_BOUND
                        : OPAL_ERR_OUT_OF_RESOURCE;
         }
@@ -439,13 +478,13 @@ static int traffic_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event
         if (!spc_running) {
             return OPAL_ERR_NOT_AVAILABLE;
         }
-        if (&freed_comm == obj_handle) {
+        if (&freed_object == obj_handle) {
             return OPAL_ERR_NOT_BOUND;
         }
         return comm_reference(id, true);
     case MCA_BASE_PVAR_HANDLE_STOP:
-        if (&freed_comm == obj_handle) {
-            return OPAL_SUCCESS;  /* ompi_spc_comm_freed gave its reference back */
+        if (&freed_object == obj_handle) {
+            return OPAL_SUCCESS;  /* unbind_handles gave its reference back */
         }
         return comm_reference(id, false);
     default:
@@ -453,14 +492,11 @@ static int traffic_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event
     }
 }
 
-/* Runs inside MPI_Comm_free (the PML's del_comm), before the storage goes:
- * under MPI_T's lock, so no read is between its storage lookup and use. */
-void ompi_spc_comm_freed(struct ompi_communicator_t *comm)
+/* Handles bound to object (a communicator or window about to go) read
+ * nothing from now on; a started one gives its switch reference back.
+ * Under MPI_T's lock, so no read is between its storage lookup and use. */
+static void unbind_handles(void *object)
 {
-    ompi_mpit_lock();
-    if (ompi_spc_comm_all && spc_running) {
-        record_comm(comm);
-    }
     for (int id = 0; id < FIRST_HISTOGRAM; ++id) {
         const mca_base_pvar_t *pvar;
         if (!traffic_pvars_registered || traffic_pvar_index[id] < 0 ||
@@ -473,15 +509,74 @@ void ompi_spc_comm_freed(struct ompi_communicator_t *comm)
              item = opal_list_get_next(item)) {
             mca_base_pvar_handle_t *handle =
                 (mca_base_pvar_handle_t *)((char *)item - offsetof(mca_base_pvar_handle_t, list2));
-            if (handle->obj_handle == (void *)comm) {
+            if (handle->obj_handle == object) {
                 if (handle->started) {
                     (void)comm_reference(id, false);
                 }
-                handle->obj_handle = &freed_comm;
+                handle->obj_handle = &freed_object;
             }
         }
     }
+}
+
+/* Runs inside MPI_Comm_free (the PML's del_comm), before the storage goes. */
+void ompi_spc_comm_freed(struct ompi_communicator_t *comm)
+{
+    ompi_mpit_lock();
+    if (ompi_spc_comm_all && spc_running) {
+        record_comm(comm);
+    }
+    unbind_handles(comm);
     ompi_mpit_unlock();
+}
+
+/* ---- One-sided traffic by target (SPC_PER_WIN_PEER) ---------------------- */
+
+void ompi_spc_win_created(struct ompi_win_t *win)
+{
+    if (ompi_spc_comm_all) {
+        (void)win_storage(win, true);
+    }
+}
+
+void ompi_spc_win_destroyed(struct ompi_win_t *win)
+{
+#if SPC_ENABLE
+    ompi_mpit_lock();
+    struct spc_comm *storage = win_storage(win, false);
+    if (NULL != storage && ompi_spc_comm_all && spc_running) {
+        add_to_matrix(win->w_group, storage);
+    }
+    unbind_handles(win);
+    win->w_spc = NULL;
+    ompi_mpit_unlock();
+    spc_comm_destroy(storage);
+#else
+    (void)win;
+#endif
+}
+
+void ompi_spc_one_sided(struct ompi_win_t *win, int target, size_t sent, bool replies, size_t received)
+{
+    struct spc_comm *storage = win_storage(win, false);
+    spc_comm_add_peer(storage, SPC_PEER_ONE_SIDED_MESSAGES_SENT, target, 1);
+    spc_comm_add_peer(storage, SPC_PEER_ONE_SIDED_BYTES_SENT, target, sent);
+    if (replies) {
+        spc_comm_add_peer(storage, SPC_PEER_ONE_SIDED_MESSAGES_RECEIVED, target, 1);
+        spc_comm_add_peer(storage, SPC_PEER_ONE_SIDED_BYTES_RECEIVED, target, received);
+    }
+}
+
+/* Windows still in use at MPI_Finalize (by their Fortran index): recorded
+ * and their storage gone, as if freed. */
+static void record_windows(void)
+{
+    for (int i = 0; i < opal_pointer_array_get_size(&ompi_mpi_windows); ++i) {
+        ompi_win_t *win = opal_pointer_array_get_item(&ompi_mpi_windows, i);
+        if (NULL != win && !ompi_win_invalid(win)) {
+            ompi_spc_win_destroyed(win);
+        }
+    }
 }
 
 /* ---- Storage in c_pml_comm, for PMLs that keep nothing there (ompi_spc_pml_comm.h) */
@@ -577,6 +672,9 @@ bool ompi_spc_pml_counts(int id)
  * keeps the storage. */
 static bool pml_counts_traffic(int id)
 {
+    if (is_window_pvar(id)) {
+        return true;  /* counted at the MPI bindings, under any PML */
+    }
     if (NULL == ompi_spc_comm_storage) {
         return false;
     }
@@ -603,7 +701,8 @@ static void traffic_pvar_info(int id, const char **name, char *description, size
         const spc_peer_counter_info *peer = &spc_peer_counter_infos[id - FIRST_PEER];
         *name = peer->name;
         snprintf(description, size, "%s %s", peer->description,
-                 "An array indexed by the ranks of the communicator the handle is bound to.");
+                 peer->window ? "An array indexed by the ranks of the window the handle is bound to."
+                              : "An array indexed by the ranks of the communicator the handle is bound to.");
         *kind = peer->kind;
     } else {
         const spc_counter_info *counter = &spc_counter_infos[spc_comm_counter_infos[id].counter];
@@ -627,12 +726,15 @@ static void register_traffic_pvars(const int *group)
         int verbosity;
         traffic_pvar_info(id, &counter_name, description, sizeof description, &kind, &verbosity);
         const bool bound = id < FIRST_HISTOGRAM;
-        snprintf(name, sizeof name, "%s%s", bound ? SPC_COMM_PVAR_PREFIX : SPC_HISTOGRAM_PVAR_PREFIX,
+        snprintf(name, sizeof name, "%s%s",
+                 is_window_pvar(id) ? SPC_WIN_PVAR_PREFIX
+                 : bound            ? SPC_COMM_PVAR_PREFIX
+                                    : SPC_HISTOGRAM_PVAR_PREFIX,
                  counter_name);
         traffic_pvar_index[id] = mca_base_pvar_register(
             NULL, NULL, NULL, name, description, verbosity, pvar_class(kind),
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-            bound ? MPI_T_BIND_MPI_COMM : MPI_T_BIND_NO_OBJECT,
+            is_window_pvar(id) ? MPI_T_BIND_MPI_WIN : bound ? MPI_T_BIND_MPI_COMM : MPI_T_BIND_NO_OBJECT,
             is_comm_level(id) ? MCA_BASE_PVAR_FLAG_READONLY : 0, traffic_pvar_read,
             spc_pvar_write, traffic_pvar_notify, (void *)(intptr_t)id);
         if (traffic_pvar_index[id] < 0 || group[SPC_CATEGORY_TRAFFIC] < 0 ||
@@ -810,6 +912,7 @@ void ompi_spc_fini(void)
     spc_live_finalize(ompi_mpi_spc_live_keep);
     if (ompi_spc_comm_all) {
         for_each_comm(record_comm);  /* those still in use */
+        record_windows();
     }
     if (ompi_mpi_spc_dump_enabled) {
         ompi_spc_report(traffic_attached, comm_records, num_comm_records, &matrix);

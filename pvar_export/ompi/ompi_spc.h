@@ -84,6 +84,27 @@ void ompi_spc_comm_freed(struct ompi_communicator_t *comm);
  * ...): adds n to comm's counter id (an spc_comm_counter_id) if watched. */
 void ompi_spc_comm_record(struct ompi_communicator_t *comm, int id, uint64_t n);
 
+/* One-sided traffic by target (catalogue rows SPC_PER_WIN_PEER).  A
+ * window's storage is a pointer in it (w_spc), made when the window is
+ * (mpi_spc_attach "traffic") or when the first MPI_T handle is bound to it,
+ * and freed with it. */
+struct ompi_win_t;
+void ompi_spc_win_created(struct ompi_win_t *win);
+/* In the window's destructor: its arrays go to the job's matrix, handles
+ * bound to it fail from then on, and its storage is freed. */
+void ompi_spc_win_destroyed(struct ompi_win_t *win);
+/* For the one-sided bindings, behind SPC_SWITCHED(SPC_SWITCH_COMM_COUNTERS,
+ * ...): one operation on target that carried sent bytes there and, if it
+ * brings data back (replies), received bytes from there. */
+void ompi_spc_one_sided(struct ompi_win_t *win, int target, size_t sent, bool replies, size_t received);
+/* count elements of type, in bytes */
+static inline size_t ompi_spc_data_bytes(size_t count, const struct ompi_datatype_t *type)
+{
+    size_t size;
+    ompi_datatype_type_size(type, &size);
+    return count * size;
+}
+
 #if SPC_ENABLE == 1
 #define SPC_INIT() ompi_spc_init()
 #define SPC_FINI() ompi_spc_fini()

@@ -550,14 +550,14 @@ static void write_comm_csv(const char *path, const struct ompi_spc_comm_record *
 }
 
 /* One cell of this process's matrix rows: its traffic with peer (a rank of
- * the job) of one kind, user or internal, the four per-peer arrays of that
- * kind in the catalogue's order. */
-enum { MATRIX_KINDS = 2, MATRIX_VALUES = SPC_NUM_PEER_COUNTERS / MATRIX_KINDS };
+ * the job) of one kind, user, internal or one-sided, the four per-peer
+ * arrays of that kind in the catalogue's order. */
+enum { MATRIX_KINDS = 3, MATRIX_VALUES = SPC_NUM_PEER_COUNTERS / MATRIX_KINDS };
 struct matrix_cell {
-    int32_t peer, kind;  /* kind 0: user, 1: internal */
+    int32_t peer, kind;  /* an index of matrix_kind_names */
     uint64_t value[MATRIX_VALUES];
 };
-static const char *const matrix_kind_names[MATRIX_KINDS] = {"user", "internal"};
+static const char *const matrix_kind_names[MATRIX_KINDS] = {"user", "internal", "one-sided"};
 
 /* The job's communication matrix, one file: rank 0 gathers every rank's
  * cells with traffic and writes a row per cell, by rank and peer, in the
@@ -566,7 +566,8 @@ static const char *const matrix_kind_names[MATRIX_KINDS] = {"user", "internal"};
 static void write_matrix_csv(const char *path, const struct ompi_spc_matrix *matrix,
                              const struct report_group *group)
 {
-    _Static_assert(SPC_PEER_INTERNAL_OF(0) == MATRIX_VALUES, "the user's arrays, then the internal ones");
+    _Static_assert(SPC_PEER_INTERNAL_OF(0) == MATRIX_VALUES && SPC_PEER_ONE_SIDED_OF(0) == 2 * MATRIX_VALUES,
+                   "the user's arrays, then the internal ones, then the one-sided ones");
     const int ranks = NULL != matrix->value ? matrix->ranks : 0;
     struct matrix_cell *mine = calloc((size_t)(ranks > 0 ? ranks : 1) * MATRIX_KINDS, sizeof *mine);
     int num_mine = 0;

@@ -12,14 +12,20 @@ makes, in MPI_COMM_WORLD ranks:
          MPI_Finalize), 3 user messages of 100 bytes each way between
          world ranks 0 and 2, and 1 and 3 (the split's own making is
          internal traffic on MPI_COMM_WORLD, not predicted here).
+  one-sided  on a window whose ranks are the world's reversed, each rank's
+         puts, gets, accumulates, get-accumulates, fetch-and-ops,
+         compare-and-swaps, Rput and Rget (comm_matrix.c) by target, at
+         the origin only: operations and bytes sent, operations that
+         brought data back and their bytes; no user cell.
 
-Every row's sent and received cells agree (what rank r sent to p, p
-received from r).  With --monitoring, Open MPI's own monitoring (seed 003,
+Every row's sent and received cells of point-to-point traffic agree (what
+rank r sent to p, p received from r).  With --monitoring, Open MPI's own monitoring (seed 003,
 pml_monitoring_enable 2, which keeps tag < 0 apart) watches the same runs:
 its matrix of user messages and bytes sent ("E" lines of its per-rank
 .prof files) equals ours cell for cell; its internal one ("I") also holds
 MPI_Finalize's own traffic and our report's, which ours does not count (it
-is read before), so each of our internal cells is at most its.  The heatmap script draws the bcast matrix and refuses
+is read before), so each of our internal cells is at most its; its
+one-sided matrices ("S" and "R") equal ours.  The heatmap script draws the bcast matrix and refuses
 the report's main CSV with one line; a matrix path that cannot be written
 (a folder there) gives one line naming it, and the job still exits 0.
 
@@ -70,7 +76,25 @@ def expected(messages):
     return cells
 
 
+def one_sided_cells():
+    """comm_matrix.c's one-sided operations, by world rank: window rank w is
+    world rank RANKS - 1 - w; each operation (window rank offset of its
+    target, bytes sent, operations back, bytes back), 4-byte ints."""
+    cells = {}
+    for rank in range(RANKS):
+        w = RANKS - 1 - rank
+        operations = [(1, 4 * (w + 1), 0, 0)] * 2 + [(2, 0, 1, 12), (3, 8, 0, 0), (1, 8, 1, 8), (1, 4, 1, 4),
+                                                      (2, 4, 1, 4), (2, 16, 0, 0), (3, 0, 1, 20)]
+        for offset, sent, back, back_bytes in operations:
+            key = ("one-sided", rank, RANKS - 1 - (w + offset) % RANKS)
+            old = cells.get(key, (0, 0, 0, 0))
+            cells[key] = tuple(a + b for a, b in zip(old, (1, sent, back, back_bytes)))
+    return cells
+
+
 def predicted(pattern):
+    if pattern == "one-sided":
+        return one_sided_cells()
     if pattern == "bcast":
         messages = {("internal", 0, peer): (10, 10 * 64) for peer in range(1, RANKS)}
         messages[("user", 0, 1)] = (5, 5 * 16)
@@ -82,17 +106,19 @@ def predicted(pattern):
 
 
 def read_monitoring(prefix):
-    """{("user" or "internal", rank, peer): (messages, bytes)} sent, from
-    monitoring's PREFIX.<rank>.prof files (common_monitoring.c:705, :717)."""
+    """{(kind, rank, peer): (messages, bytes)} from monitoring's
+    PREFIX.<rank>.prof files: user ("E") and internal ("I") sent
+    (common_monitoring.c:705, :717), one-sided sent ("S") and received
+    ("R", as "one-sided back") (:734, :738)."""
+    kinds = {"E": "user", "I": "internal", "S": "one-sided", "R": "one-sided back"}
     cells = {}
     for rank in range(RANKS):
         with open(f"{prefix}.{rank}.prof") as f:
             for line in f:
                 fields = line.split("\t")
-                if fields[0] in ("E", "I"):
-                    kind = "user" if fields[0] == "E" else "internal"
-                    cells[(kind, int(fields[1]), int(fields[2]))] = (int(fields[4].split()[0]),
-                                                                     int(fields[3].split()[0]))
+                if fields[0] in kinds:
+                    cells[(kinds[fields[0]], int(fields[1]), int(fields[2]))] = (int(fields[4].split()[0]),
+                                                                                 int(fields[3].split()[0]))
     return cells
 
 
@@ -100,18 +126,27 @@ def check_monitoring(cells, prefix, pattern):
     theirs = read_monitoring(prefix)
     ours = {k: v[:2] for k, v in cells.items() if v[:2] != (0, 0)}
     user = ({k: v for k, v in ours.items() if k[0] == "user"}, {k: v for k, v in theirs.items() if k[0] == "user"})
-    check(user[0] == user[1] and user[0], f"{pattern}: monitoring's user matrix sent is ours: "
+    # the one-sided pattern has no user traffic: both empty
+    check(user[0] == user[1] and (user[0] or pattern == "one-sided"), f"{pattern}: monitoring's user matrix sent is ours: "
           + ("" if user[0] == user[1] else f"ours {sorted(user[0].items())}, monitoring's {sorted(user[1].items())}"))
     above = {k: (v, theirs.get(k)) for k, v in ours.items()
              if k[0] == "internal" and not all(a <= b for a, b in zip(v, theirs.get(k, (0, 0))))}
     check(not above, f"{pattern}: each internal cell of ours is at most monitoring's "
           f"({sum(1 for k in ours if k[0] == 'internal')} cells): {above}")
+    if pattern == "one-sided":
+        mine = {k: v[:2] for k, v in cells.items() if k[0] == "one-sided" and v[:2] != (0, 0)}
+        mine.update({("one-sided back",) + k[1:]: v[2:] for k, v in cells.items()
+                     if k[0] == "one-sided" and v[2:] != (0, 0)})
+        others = {k: v for k, v in theirs.items() if k[0].startswith("one-sided") and v != (0, 0)}
+        check(mine == others and mine, f"{pattern}: monitoring's one-sided matrices (sent, back) are ours: "
+              + ("" if mine == others else f"ours {sorted(mine.items())}, monitoring's {sorted(others.items())}"))
 
 
 def check_consistent(cells, pattern):
-    """What r sent p is what p received from r, per kind."""
+    """What r sent p is what p received from r, per kind of point-to-point
+    traffic (one-sided is counted at the origin only)."""
     wrong = [(kind, rank, peer) for (kind, rank, peer), v in cells.items()
-             if v[:2] != cells.get((kind, peer, rank), (0, 0, 0, 0))[2:]]
+             if kind != "one-sided" and v[:2] != cells.get((kind, peer, rank), (0, 0, 0, 0))[2:]]
     check(not wrong, f"{pattern}: every cell sent is its peer's cell received: {wrong}")
 
 
@@ -123,7 +158,7 @@ def main():
         sys.exit(__doc__)
     mpirun, program, mpirun_args = arguments[0], arguments[1], arguments[2:]
     with tempfile.TemporaryDirectory() as work:
-        for pattern in ("bcast", "ring", "split"):
+        for pattern in ("bcast", "ring", "split", "one-sided"):
             report = os.path.join(work, pattern + ".csv")
             prefix = os.path.join(work, "monitoring-" + pattern)
             watching = ["--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",
@@ -139,7 +174,7 @@ def main():
                   f"{pattern}: the report names the matrix file")
             cells = read_matrix(matrix_path)
             want = predicted(pattern)
-            kinds = ("user", "internal") if pattern == "bcast" else ("user",)
+            kinds = {"bcast": ("user", "internal"), "one-sided": ("user", "one-sided")}.get(pattern, ("user",))
             got = {k: v for k, v in cells.items() if k[0] in kinds}
             check(got == want, f"{pattern}: the {' and '.join(kinds)} cells are exactly the traffic's: "
                   + ("" if got == want else f"got {sorted(got.items())}, expected {sorted(want.items())}"))

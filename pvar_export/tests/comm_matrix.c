@@ -14,16 +14,29 @@
  *          SPLIT_SENDS messages of SPLIT_BYTES to the next rank of its
  *          split (mod its size), whose matrix cells are in world ranks;
  *          the split is freed before MPI_Finalize.
+ *   one-sided  on a window over MPI_COMM_WORLD in reverse rank order
+ *          (window rank w is world rank size - 1 - w), each rank w, in
+ *          fence epochs: PUTS puts of w + 1 ints to w + 1 (mod size), a get
+ *          of 3 ints from w + 2, an accumulate of 2 ints to w + 3, a
+ *          get-accumulate of 2 ints (2 back) to w + 1, a fetch-and-op to
+ *          w + 1, a compare-and-swap to w + 2, a put to MPI_PROC_NULL; then
+ *          under lock_all an Rput of 4 ints to w + 2 and an Rget of 5 ints
+ *          from w + 3.  An MPI_T handle bound to the window reads its
+ *          one-sided arrays, which this program predicts itself, and fails
+ *          once the window is freed.
  *
  * No other call communicates between MPI_Init and MPI_Finalize.
  *
- * usage: comm_matrix bcast|ring|split
+ * usage: comm_matrix bcast|ring|split|one-sided
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 
-enum { BCASTS = 10, BCAST_BYTES = 64, USER_SENDS = 5, USER_BYTES = 16, SPLIT_SENDS = 3, SPLIT_BYTES = 100 };
+#include "mpit_util.h"
+
+enum { BCASTS = 10, BCAST_BYTES = 64, USER_SENDS = 5, USER_BYTES = 16, SPLIT_SENDS = 3, SPLIT_BYTES = 100,
+       PUTS = 2, MAX_RANKS = 16 };
 
 /* count messages of bytes bytes each to next and from previous on comm */
 static void exchange(MPI_Comm comm, int next, int previous, int count, int bytes)
@@ -37,12 +50,109 @@ static void exchange(MPI_Comm comm, int next, int previous, int count, int bytes
     }
 }
 
+/* A started handle on one-sided array name bound to win, of size elements. */
+static MPI_T_pvar_handle started_window_array(MPI_T_pvar_session session, const char *name, MPI_Win win,
+                                              int size)
+{
+    MPI_T_pvar_handle handle;
+    int count;
+    MPI_OK(MPI_T_pvar_handle_alloc(session, spc_pvar_named(SPC_WIN_PVAR_PREFIX, name), &win, &handle, &count));
+    CHECK(count == size, "%s bound to a window: count %d, expected %d", name, count, size);
+    MPI_OK(MPI_T_pvar_start(session, handle));
+    return handle;
+}
+
+/* The one-sided pattern; what this rank's window arrays must read, by
+ * window rank: operations and bytes sent, operations and bytes back. */
+static void one_sided(int size)
+{
+    if (size > MAX_RANKS) {
+        spc_client_die("one-sided: at most %d ranks", MAX_RANKS);
+    }
+    MPI_Comm reversed;
+    MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, 0, -test_rank, &reversed));
+    int w, *base;
+    MPI_OK(MPI_Comm_rank(reversed, &w));
+    MPI_Win win;
+    MPI_OK(MPI_Win_allocate(64 * sizeof(int), sizeof(int), MPI_INFO_NULL, reversed, &base, &win));
+    MPI_T_pvar_session session;
+    MPI_OK(MPI_T_pvar_session_create(&session));
+    static const char *const names[] = {"PEER_ONE_SIDED_MESSAGES_SENT", "PEER_ONE_SIDED_BYTES_SENT",
+                                        "PEER_ONE_SIDED_MESSAGES_RECEIVED", "PEER_ONE_SIDED_BYTES_RECEIVED"};
+    MPI_T_pvar_handle handles[4];
+    for (int i = 0; i < 4; ++i) {
+        handles[i] = started_window_array(session, names[i], win, size);
+    }
+    unsigned long long expected[4][MAX_RANKS] = {{0}};
+    const int I = (int)sizeof(int);
+#define EXPECT(target, sent_bytes, back, back_bytes)                                    \
+    do {                                                                                \
+        expected[0][(target) % size] += 1;                                              \
+        expected[1][(target) % size] += (sent_bytes);                                   \
+        expected[2][(target) % size] += (back);                                         \
+        expected[3][(target) % size] += (back_bytes);                                   \
+    } while (0)
+    int out[8] = {1, 2, 3, 4, 5, 6, 7, 8}, in[8], old;
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int i = 0; i < PUTS; ++i) {
+        MPI_OK(MPI_Put(out, w + 1, MPI_INT, (w + 1) % size, 8 * i, w + 1, MPI_INT, win));
+        EXPECT(w + 1, (w + 1) * I, 0, 0);
+    }
+    MPI_OK(MPI_Get(in, 3, MPI_INT, (w + 2) % size, 32, 3, MPI_INT, win));
+    EXPECT(w + 2, 0, 1, 3 * I);
+    MPI_OK(MPI_Put(out, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Accumulate(out, 2, MPI_INT, (w + 3) % size, 40, 2, MPI_INT, MPI_SUM, win));
+    EXPECT(w + 3, 2 * I, 0, 0);
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Get_accumulate(out, 2, MPI_INT, in, 2, MPI_INT, (w + 1) % size, 44, 2, MPI_INT, MPI_SUM, win));
+    EXPECT(w + 1, 2 * I, 1, 2 * I);
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Fetch_and_op(out, &old, MPI_INT, (w + 1) % size, 48, MPI_SUM, win));
+    EXPECT(w + 1, I, 1, I);
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Compare_and_swap(out, in, &old, MPI_INT, (w + 2) % size, 50, win));
+    EXPECT(w + 2, I, 1, I);
+    MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    MPI_Request requests[2];
+    MPI_OK(MPI_Win_lock_all(0, win));
+    MPI_OK(MPI_Rput(out, 4, MPI_INT, (w + 2) % size, 52, 4, MPI_INT, win, &requests[0]));
+    EXPECT(w + 2, 4 * I, 0, 0);
+    MPI_OK(MPI_Rget(in, 5, MPI_INT, (w + 3) % size, 56, 5, MPI_INT, win, &requests[1]));
+    EXPECT(w + 3, 0, 1, 5 * I);
+    MPI_OK(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE));
+    MPI_OK(MPI_Win_unlock_all(win));
+#undef EXPECT
+    for (int i = 0; i < 4; ++i) {
+        unsigned long long got[MAX_RANKS] = {0};
+        MPI_OK(MPI_T_pvar_read(session, handles[i], got));
+        for (int t = 0; t < size; ++t) {
+            CHECK(got[t] == expected[i][t], "%s bound to the window, window rank %d: %llu, expected %llu", names[i],
+                  t, got[t], expected[i][t]);
+        }
+    }
+    MPI_OK(MPI_Barrier(reversed));  /* every rank read before any frees */
+    MPI_OK(MPI_Win_free(&win));
+    unsigned long long after[MAX_RANKS];
+    const int rc = MPI_T_pvar_read(session, handles[1], after);
+    CHECK(MPI_T_ERR_INVALID_HANDLE == rc, "a read of a handle bound to a freed window returned %d, not "
+          "MPI_T_ERR_INVALID_HANDLE (%d)", rc, MPI_T_ERR_INVALID_HANDLE);
+    for (int i = 0; i < 4; ++i) {
+        MPI_OK(MPI_T_pvar_handle_free(session, &handles[i]));
+    }
+    MPI_OK(MPI_T_pvar_session_free(&session));
+    MPI_OK(MPI_Comm_free(&reversed));
+}
+
 int main(int argc, char **argv)
 {
+    int provided;
+    MPI_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    test_rank = rank;
     const char *pattern = argc == 2 ? argv[1] : "";
     if (0 == strcmp(pattern, "bcast")) {
         char data[BCAST_BYTES] = {0};
@@ -78,13 +188,19 @@ int main(int argc, char **argv)
         exchange(split, (split_rank + 1) % split_size, (split_rank + split_size - 1) % split_size, SPLIT_SENDS,
                  SPLIT_BYTES);
         MPI_Comm_free(&split);
+    } else if (0 == strcmp(pattern, "one-sided")) {
+        one_sided(size);
     } else {
         if (0 == rank) {
-            fprintf(stderr, "usage: comm_matrix bcast|ring|split\n");
+            fprintf(stderr, "usage: comm_matrix bcast|ring|split|one-sided\n");
         }
+        MPI_T_finalize();
         MPI_Finalize();
         return 2;
     }
+    /* MPI_T ends first: Open MPI 4.1.4's vader warns of its segments'
+     * unlink when MPI_T_finalize comes after MPI_Finalize */
+    MPI_OK(MPI_T_finalize());
     MPI_Finalize();
-    return 0;
+    return 0 == test_failures ? 0 : 1;
 }

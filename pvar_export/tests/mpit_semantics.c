@@ -80,17 +80,20 @@ static unsigned long long how_many(int n, bool (*offered)(int))
 }
 
 /* The communicator variable a name is: a communicator counter's id, or
- * SPC_NUM_COMM_COUNTERS + a per-peer array's; -1 if it is neither. */
+ * SPC_NUM_COMM_COUNTERS + a per-peer array's (a window's under its own
+ * prefix); -1 if it is neither. */
 static int comm_counter_of(const char *name)
 {
+    for (int id = 0; id < SPC_NUM_PEER_COUNTERS; ++id) {
+        const char *prefix = spc_peer_counter_infos[id].window ? SPC_WIN_PVAR_PREFIX : SPC_COMM_PVAR_PREFIX;
+        if (strncmp(name, prefix, strlen(prefix)) == 0 &&
+            strcmp(name + strlen(prefix), spc_peer_counter_infos[id].name) == 0) {
+            return SPC_NUM_COMM_COUNTERS + id;
+        }
+    }
     const size_t prefix = strlen(SPC_COMM_PVAR_PREFIX);
     if (strncmp(name, SPC_COMM_PVAR_PREFIX, prefix) != 0) {
         return -1;
-    }
-    for (int id = 0; id < SPC_NUM_PEER_COUNTERS; ++id) {
-        if (strcmp(name + prefix, spc_peer_counter_infos[id].name) == 0) {
-            return SPC_NUM_COMM_COUNTERS + id;
-        }
     }
     for (int id = 0; id < SPC_NUM_HISTOGRAMS; ++id) {
         if (strcmp(name + prefix, spc_histogram_infos[id].name) == 0) {
@@ -98,6 +101,13 @@ static int comm_counter_of(const char *name)
         }
     }
     return spc_comm_counter_find(name + prefix);
+}
+
+/* Whether communicator variable comm_id is bound to a window. */
+static bool bound_to_window(int comm_id)
+{
+    const int peer = comm_id - SPC_NUM_COMM_COUNTERS;
+    return peer >= 0 && peer < SPC_NUM_PEER_COUNTERS && spc_peer_counter_infos[peer].window;
 }
 
 /* The process-wide histogram of a variable's name, or -1. */
@@ -158,9 +168,10 @@ static void check_registration(void)
                   "%s: a process-wide counter array", name);
             continue;
         }
-        if (strncmp(name, SPC_COMM_PVAR_PREFIX, strlen(SPC_COMM_PVAR_PREFIX)) == 0) {
+        if (strncmp(name, SPC_COMM_PVAR_PREFIX, strlen(SPC_COMM_PVAR_PREFIX)) == 0 ||
+            strncmp(name, SPC_WIN_PVAR_PREFIX, strlen(SPC_WIN_PVAR_PREFIX)) == 0) {
             int comm_id = comm_counter_of(name);
-            CHECK(comm_id >= 0, "%s is not a communicator counter of the catalogue", name);
+            CHECK(comm_id >= 0, "%s is not a communicator or window counter of the catalogue", name);
             if (comm_id < 0) {
                 continue;
             }
@@ -171,7 +182,8 @@ static void check_registration(void)
             CHECK(datatype == MPI_UNSIGNED_LONG_LONG, "%s: datatype", name);
             CHECK(!continuous, "%s: not continuous", name);
             CHECK(readonly == (kind == SPC_KIND_LEVEL), "%s: only levels are read-only (cannot be reset)", name);
-            CHECK(bind == MPI_T_BIND_MPI_COMM, "%s: bind %d", name, bind);
+            CHECK(bind == (bound_to_window(comm_id) ? MPI_T_BIND_MPI_WIN : MPI_T_BIND_MPI_COMM), "%s: bind %d", name,
+                  bind);
             CHECK(var_class == expected_class[kind], "%s: class %d", name, var_class);
             continue;
         }
@@ -192,7 +204,8 @@ static void check_registration(void)
     }
     /* names are unique in the catalogue, so one per counter means no duplicate */
     CHECK_EQ_U64(found, how_many(OMPI_SPC_NUM_COUNTERS, counted), SPC_PVAR_PREFIX " variables");
-    CHECK_EQ_U64(found_comm, how_many(NUM_COMM_PVARS, comm_offered), SPC_COMM_PVAR_PREFIX " variables");
+    CHECK_EQ_U64(found_comm, how_many(NUM_COMM_PVARS, comm_offered),
+                 SPC_COMM_PVAR_PREFIX " and " SPC_WIN_PVAR_PREFIX " variables");
     CHECK_EQ_U64(found_histograms, SPC_NUM_HISTOGRAMS, SPC_HISTOGRAM_PVAR_PREFIX " variables");
 }
 

@@ -88,7 +88,9 @@ const spc_comm_counter_info spc_comm_counter_infos[SPC_NUM_COMM_COUNTERS] = {
 
 const spc_peer_counter_info spc_peer_counter_infos[SPC_NUM_PEER_COUNTERS] = {
 #define SPC_PER_PEER(name, kind, unit, description) \
-    {SPC_COUNTER_PREFIX #name, description, SPC_KIND_##kind, SPC_UNIT_##unit},
+    {SPC_COUNTER_PREFIX #name, description, SPC_KIND_##kind, SPC_UNIT_##unit, 0},
+#define SPC_PER_WIN_PEER(name, kind, unit, description) \
+    {SPC_COUNTER_PREFIX #name, description, SPC_KIND_##kind, SPC_UNIT_##unit, 1},
 #include "spc/catalogue.def"
 };
 
@@ -97,6 +99,11 @@ static_assert(SPC_PEER_INTERNAL_OF(SPC_PEER_MESSAGES_SENT) == SPC_PEER_INTERNAL_
                   SPC_PEER_INTERNAL_OF(SPC_PEER_MESSAGES_RECEIVED) == SPC_PEER_INTERNAL_MESSAGES_RECEIVED &&
                   SPC_PEER_INTERNAL_OF(SPC_PEER_BYTES_RECEIVED) == SPC_PEER_INTERNAL_BYTES_RECEIVED,
               "the internal per-peer rows follow the user's in the same order");
+static_assert(SPC_PEER_ONE_SIDED_OF(SPC_PEER_MESSAGES_SENT) == SPC_PEER_ONE_SIDED_MESSAGES_SENT &&
+                  SPC_PEER_ONE_SIDED_OF(SPC_PEER_BYTES_SENT) == SPC_PEER_ONE_SIDED_BYTES_SENT &&
+                  SPC_PEER_ONE_SIDED_OF(SPC_PEER_MESSAGES_RECEIVED) == SPC_PEER_ONE_SIDED_MESSAGES_RECEIVED &&
+                  SPC_PEER_ONE_SIDED_OF(SPC_PEER_BYTES_RECEIVED) == SPC_PEER_ONE_SIDED_BYTES_RECEIVED,
+              "the one-sided per-peer rows follow the internal ones in the user's order");
 
 const spc_histogram_info spc_histogram_infos[SPC_NUM_HISTOGRAMS] = {
 #define SPC_HISTOGRAM(name, description) {SPC_COUNTER_PREFIX #name, description},

@@ -11,6 +11,9 @@
 /* Its MPI_T variable bound to a communicator, for the counters also kept per
  * communicator: runtime_spc_comm_OMPI_SPC_SEND. */
 #define SPC_COMM_PVAR_PREFIX "runtime_spc_comm_"
+/* Its MPI_T variable bound to a window, for the one-sided arrays:
+ * runtime_spc_win_OMPI_SPC_PEER_ONE_SIDED_BYTES_SENT. */
+#define SPC_WIN_PVAR_PREFIX "runtime_spc_win_"
 /* A process-wide message-size histogram's MPI_T variable:
  * runtime_spc_histogram_OMPI_SPC_MESSAGE_SIZES_SENT. */
 #define SPC_HISTOGRAM_PVAR_PREFIX "runtime_spc_histogram_"

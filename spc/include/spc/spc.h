@@ -338,6 +338,7 @@ typedef struct spc_peer_counter_info {
     const char *description;
     spc_kind kind;
     spc_unit unit;
+    int window;  /* an SPC_PER_WIN_PEER row: kept per window, not per communicator */
 } spc_peer_counter_info;
 
 extern const spc_peer_counter_info spc_peer_counter_infos[SPC_NUM_PEER_COUNTERS];
@@ -347,6 +348,8 @@ extern const spc_peer_counter_info spc_peer_counter_infos[SPC_NUM_PEER_COUNTERS]
 #define SPC_PEER_INTERNAL_OF(id) ((id) + (SPC_PEER_INTERNAL_MESSAGES_SENT - SPC_PEER_MESSAGES_SENT))
 /* The array of a message's tag: user (tag >= 0) array id or its internal one. */
 #define SPC_PEER_OF_TAG(id, tag) ((tag) >= 0 ? (id) : SPC_PEER_INTERNAL_OF(id))
+/* User array id's one-sided counterpart (a window's), likewise in order. */
+#define SPC_PEER_ONE_SIDED_OF(id) ((id) + (SPC_PEER_ONE_SIDED_MESSAGES_SENT - SPC_PEER_MESSAGES_SENT))
 
 /* The catalogue's SPC_HISTOGRAM rows: messages by size, in bins by bit
  * length: bin 0 for 0 bytes, bin k for [2^(k-1), 2^k) bytes. */
