@@ -1,7 +1,8 @@
 """The fast path's instruction budget: callgrind's instructions per 1-byte
 shared-memory message of the spc build (PMPI_Send and the receive match,
-each inclusive of what it calls), off, all on with the exact timer and all
-on with timers sampled,
+each inclusive of what it calls), off, all on with the exact timer, all
+on with timers sampled and all on with the communicators' counters, peer
+arrays and histograms (traffic),
 against the budget committed in netpipe_runs/instruction_budget.json (Open MPI
 4.1.4) or netpipe_runs/instruction_budget-VERSION.json (--ompi-version), and
 for a PML other than ob1 in instruction_budget[-VERSION]-PML.json (--pml):
@@ -97,6 +98,9 @@ CONFIGURATIONS = {
     "off": (),
     "all": (("mpi_spc_attach", "all"),),
     "all-sampled": (("mpi_spc_attach", "all"),) + study.SAMPLED,
+    # and every communicator's counters, per-peer arrays and histograms,
+    # which the job's communication matrix is made of (issue 38)
+    "all-traffic": (("mpi_spc_attach", "all,traffic"),),
 }
 BUDGETED = tuple(CONFIGURATIONS)
 # Each consumer alone (table): name: (MCA pairs, listens to an event, the
