@@ -16,7 +16,8 @@ makes, in MPI_COMM_WORLD ranks:
          puts, gets, accumulates, get-accumulates, fetch-and-ops,
          compare-and-swaps, Rput and Rget (comm_matrix.c) by target, at
          the origin only: operations and bytes sent, operations that
-         brought data back and their bytes; no user cell.
+         brought data back and their bytes; no user cell;
+  one-sided-kept  the same with the window left to MPI_Finalize.
 
 Every row's sent and received cells of point-to-point traffic agree (what
 rank r sent to p, p received from r).  With --monitoring, Open MPI's own monitoring (seed 003,
@@ -93,7 +94,7 @@ def one_sided_cells():
 
 
 def predicted(pattern):
-    if pattern == "one-sided":
+    if pattern.startswith("one-sided"):
         return one_sided_cells()
     if pattern == "bcast":
         messages = {("internal", 0, peer): (10, 10 * 64) for peer in range(1, RANKS)}
@@ -127,13 +128,13 @@ def check_monitoring(cells, prefix, pattern):
     ours = {k: v[:2] for k, v in cells.items() if v[:2] != (0, 0)}
     user = ({k: v for k, v in ours.items() if k[0] == "user"}, {k: v for k, v in theirs.items() if k[0] == "user"})
     # the one-sided pattern has no user traffic: both empty
-    check(user[0] == user[1] and (user[0] or pattern == "one-sided"), f"{pattern}: monitoring's user matrix sent is ours: "
+    check(user[0] == user[1] and (user[0] or pattern.startswith("one-sided")), f"{pattern}: monitoring's user matrix sent is ours: "
           + ("" if user[0] == user[1] else f"ours {sorted(user[0].items())}, monitoring's {sorted(user[1].items())}"))
     above = {k: (v, theirs.get(k)) for k, v in ours.items()
              if k[0] == "internal" and not all(a <= b for a, b in zip(v, theirs.get(k, (0, 0))))}
     check(not above, f"{pattern}: each internal cell of ours is at most monitoring's "
           f"({sum(1 for k in ours if k[0] == 'internal')} cells): {above}")
-    if pattern == "one-sided":
+    if pattern.startswith("one-sided"):
         mine = {k: v[:2] for k, v in cells.items() if k[0] == "one-sided" and v[:2] != (0, 0)}
         mine.update({("one-sided back",) + k[1:]: v[2:] for k, v in cells.items()
                      if k[0] == "one-sided" and v[2:] != (0, 0)})
@@ -158,7 +159,7 @@ def main():
         sys.exit(__doc__)
     mpirun, program, mpirun_args = arguments[0], arguments[1], arguments[2:]
     with tempfile.TemporaryDirectory() as work:
-        for pattern in ("bcast", "ring", "split", "one-sided"):
+        for pattern in ("bcast", "ring", "split", "one-sided", "one-sided-kept"):
             report = os.path.join(work, pattern + ".csv")
             prefix = os.path.join(work, "monitoring-" + pattern)
             watching = ["--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",
@@ -174,7 +175,8 @@ def main():
                   f"{pattern}: the report names the matrix file")
             cells = read_matrix(matrix_path)
             want = predicted(pattern)
-            kinds = {"bcast": ("user", "internal"), "one-sided": ("user", "one-sided")}.get(pattern, ("user",))
+            kinds = ("user", "internal") if pattern == "bcast" else \
+                ("user", "one-sided") if pattern.startswith("one-sided") else ("user",)
             got = {k: v for k, v in cells.items() if k[0] in kinds}
             check(got == want, f"{pattern}: the {' and '.join(kinds)} cells are exactly the traffic's: "
                   + ("" if got == want else f"got {sorted(got.items())}, expected {sorted(want.items())}"))

@@ -23,11 +23,13 @@
  *          under lock_all an Rput of 4 ints to w + 2 and an Rget of 5 ints
  *          from w + 3.  An MPI_T handle bound to the window reads its
  *          one-sided arrays, which this program predicts itself, and fails
- *          once the window is freed.
+ *          once the window is freed;
+ *   one-sided-kept  the same, the window left to MPI_Finalize (which
+ *          frees it): its cells are the same.
  *
  * No other call communicates between MPI_Init and MPI_Finalize.
  *
- * usage: comm_matrix bcast|ring|split|one-sided
+ * usage: comm_matrix bcast|ring|split|one-sided|one-sided-kept
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -63,8 +65,9 @@ static MPI_T_pvar_handle started_window_array(MPI_T_pvar_session session, const 
 }
 
 /* The one-sided pattern; what this rank's window arrays must read, by
- * window rank: operations and bytes sent, operations and bytes back. */
-static void one_sided(int size)
+ * window rank: operations and bytes sent, operations and bytes back.  A
+ * kept window is left to MPI_Finalize. */
+static void one_sided(int size, bool keep)
 {
     if (size > MAX_RANKS) {
         spc_client_die("one-sided: at most %d ranks", MAX_RANKS);
@@ -132,16 +135,20 @@ static void one_sided(int size)
         }
     }
     MPI_OK(MPI_Barrier(reversed));  /* every rank read before any frees */
-    MPI_OK(MPI_Win_free(&win));
-    unsigned long long after[MAX_RANKS];
-    const int rc = MPI_T_pvar_read(session, handles[1], after);
-    CHECK(MPI_T_ERR_INVALID_HANDLE == rc, "a read of a handle bound to a freed window returned %d, not "
-          "MPI_T_ERR_INVALID_HANDLE (%d)", rc, MPI_T_ERR_INVALID_HANDLE);
+    if (!keep) {
+        MPI_OK(MPI_Win_free(&win));
+        unsigned long long after[MAX_RANKS];
+        const int rc = MPI_T_pvar_read(session, handles[1], after);
+        CHECK(MPI_T_ERR_INVALID_HANDLE == rc, "a read of a handle bound to a freed window returned %d, not "
+              "MPI_T_ERR_INVALID_HANDLE (%d)", rc, MPI_T_ERR_INVALID_HANDLE);
+    }
     for (int i = 0; i < 4; ++i) {
         MPI_OK(MPI_T_pvar_handle_free(session, &handles[i]));
     }
     MPI_OK(MPI_T_pvar_session_free(&session));
-    MPI_OK(MPI_Comm_free(&reversed));
+    if (!keep) {
+        MPI_OK(MPI_Comm_free(&reversed));
+    }
 }
 
 int main(int argc, char **argv)
@@ -188,11 +195,11 @@ int main(int argc, char **argv)
         exchange(split, (split_rank + 1) % split_size, (split_rank + split_size - 1) % split_size, SPLIT_SENDS,
                  SPLIT_BYTES);
         MPI_Comm_free(&split);
-    } else if (0 == strcmp(pattern, "one-sided")) {
-        one_sided(size);
+    } else if (0 == strcmp(pattern, "one-sided") || 0 == strcmp(pattern, "one-sided-kept")) {
+        one_sided(size, 0 == strcmp(pattern, "one-sided-kept"));
     } else {
         if (0 == rank) {
-            fprintf(stderr, "usage: comm_matrix bcast|ring|split|one-sided\n");
+            fprintf(stderr, "usage: comm_matrix bcast|ring|split|one-sided|one-sided-kept\n");
         }
         MPI_T_finalize();
         MPI_Finalize();
