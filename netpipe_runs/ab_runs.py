@@ -12,7 +12,10 @@ SETS = {**{name: (counters, 1) for name, counters in study.COUNTER_SETS.items()}
         "all-sampled": (study.COUNTER_SETS["all"], study.TIMER_SAMPLING),
         "match-time-sampled": (study.COUNTER_SETS["match-time"], study.TIMER_SAMPLING),
         "time-sampled": (study.COUNTER_SETS["time"], study.TIMER_SAMPLING),
-        "comm": (("comm",), 1), "comm-untimed": (("comm-untimed",), 1)}
+        "comm": (("comm",), 1), "comm-untimed": (("comm-untimed",), 1),
+        # the timed calls' hooks on with no timer: what time-sampled costs
+        # besides its clock reads (issue 35)
+        "calls": (("SEND", "RECV"), 1)}
 
 # Per transport: round trips per block, measured pairs, warm-up pairs.  A TCP
 # round trip over loopback is 10-140 us here against ~0.7 us on vader, so its
@@ -31,7 +34,9 @@ pairs of 100; full = 10 rounds, vader 500 pairs of 2000, tcp 100 pairs of 500; u
 Counter sets: all (every SPC pvar), table4 (seed 004's Table 4), match-time,
 table4-no-match, time (MPI_TIME, P2P_TIME, SEND_TIME, RECV_TIME: the time
 inside the ping-pong's calls); all-sampled, match-time-sampled and
-time-sampled time one interval in 64;
+time-sampled time one interval in 64; calls (SEND and RECV, the call
+counters of MPI_Send's and MPI_Recv's timed hooks) turns those hooks on
+with no timer;
 comm toggles every variable bound to a communicator, on MPI_COMM_WORLD (the
 ping-pong's), and no process-wide one; comm-untimed the same but MATCH_TIME.  mpi_spc_attach stays empty, so "off" is off; MPI_Finalize
 writes the raw totals (mpi_spc_dump_file, in raw/) and the program checks
