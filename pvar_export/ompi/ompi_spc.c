@@ -287,6 +287,13 @@ void ompi_spc_comm_record(struct ompi_communicator_t *comm, int id, uint64_t n)
     spc_comm_add(storage_of(comm, false), id, n);
 }
 
+void ompi_spc_comm_record_call(struct ompi_communicator_t *comm, int calls, int bytes_id, uint64_t bytes)
+{
+    struct spc_comm *storage = storage_of(comm, false);
+    spc_comm_add(storage, calls, 1);
+    spc_comm_add(storage, bytes_id, bytes);
+}
+
 static bool is_comm_level(int id)
 {
     return id < FIRST_PEER && SPC_KIND_LEVEL == spc_counter_infos[spc_comm_counter_infos[id].counter].kind;

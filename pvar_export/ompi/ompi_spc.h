@@ -83,6 +83,9 @@ void ompi_spc_comm_freed(struct ompi_communicator_t *comm);
 /* For sites outside the PML, behind SPC_SWITCHED(SPC_SWITCH_COMM_COUNTERS,
  * ...): adds n to comm's counter id (an spc_comm_counter_id) if watched. */
 void ompi_spc_comm_record(struct ompi_communicator_t *comm, int id, uint64_t n);
+/* The same for one call counted on comm's counter calls and its bytes on
+ * counter bytes_id, with one look-up of comm's storage. */
+void ompi_spc_comm_record_call(struct ompi_communicator_t *comm, int calls, int bytes_id, uint64_t bytes);
 
 /* One-sided traffic by target (catalogue rows SPC_PER_WIN_PEER).  A
  * window's storage is a pointer in it (w_spc), made when the window is

@@ -88,6 +88,19 @@ enum ompi_spc_timed_call {
                                                    SPC_TUNED_##coll##_ALGORITHM_1, SPC_TUNED_BYTES_OF_##coll, \
                                                    (bytes)))
 
+/* A collective of kind KIND (ONE_TO_ALL, ALL_TO_ONE or ALL_TO_ALL, the
+ * catalogue's SPC_COLL_KIND rows) that its binding hands to comm's coll
+ * component: behind hook COLLECTIVE, the call and its bytes (evaluated only
+ * while the hook is on) on the kind's counters and on comm's.  The rooted
+ * kinds count at the root only (root: the call's argument). */
+#define OMPI_SPC_COLLECTIVE(kind, comm, bytes)                                                         \
+    OMPI_SPC_HOOK(COLLECTIVE, ompi_spc_collective(SPC_HOOK_MODE, (comm), OMPI_SPC_COLL_ID_(kind), (bytes)))
+#define OMPI_SPC_COLLECTIVE_AT_ROOT(kind, comm, root, bytes)                                           \
+    OMPI_SPC_HOOK(COLLECTIVE, if (ompi_spc_coll_is_root((comm), (root)))                                \
+                                  ompi_spc_collective(SPC_HOOK_MODE, (comm), OMPI_SPC_COLL_ID_(kind), (bytes)))
+#define OMPI_SPC_COLL_ID_(kind) \
+    OMPI_SPC_COLL_##kind, OMPI_SPC_COLL_##kind##_BYTES, SPC_COMM_COLL_##kind, SPC_COMM_COLL_##kind##_BYTES
+
 #if SPC_ENABLE
 /* A vector collective's counts, summed: its bytes in datatype units. */
 static inline uint64_t ompi_spc_sum_counts(const int *counts, int n)
@@ -144,6 +157,60 @@ ompi_spc_mpi_leave(spc_hook_mode mode, int hook, uint64_t **block, uint64_t star
     if (comm_time >= 0 && ticks != 0 && SPC_HOOK_SWITCHES_ON(mode, hook) && OMPI_SPC_COMM_ON() &&
         !ompi_comm_invalid(comm)) {
         ompi_spc_comm_record(comm, comm_time, ticks);
+    }
+}
+
+/* ---- Collectives by kind (OMPI_SPC_COLLECTIVE) ---- */
+
+/* The ranks a collective's data goes to from this one: the others of an
+ * intracommunicator, the remote group of an intercommunicator. */
+static inline int ompi_spc_coll_peers(ompi_communicator_t *comm)
+{
+    return OMPI_COMM_IS_INTER(comm) ? ompi_comm_remote_size(comm) : ompi_comm_size(comm) - 1;
+}
+
+static inline bool ompi_spc_coll_is_root(ompi_communicator_t *comm, int root)
+{
+    return OMPI_COMM_IS_INTER(comm) ? MPI_ROOT == root : ompi_comm_rank(comm) == root;
+}
+
+/* A block to every peer: sendcount of sendtype, or recvcount of recvtype
+ * when the call is in place (its send arguments are then ignored). */
+static inline uint64_t ompi_spc_coll_blocks(ompi_communicator_t *comm, const void *sendbuf, int sendcount,
+                                            const ompi_datatype_t *sendtype, int recvcount,
+                                            const ompi_datatype_t *recvtype)
+{
+    const size_t block = MPI_IN_PLACE == sendbuf ? ompi_spc_data_bytes(recvcount, recvtype)
+                                                 : ompi_spc_data_bytes(sendcount, sendtype);
+    return (uint64_t)block * (uint64_t)ompi_spc_coll_peers(comm);
+}
+
+/* The bytes of counts, one per rank of comm (of its remote group for an
+ * intercommunicator), but rank self's on an intracommunicator (-1: none),
+ * in one datatype or, if types is not NULL, each in its own. */
+static inline uint64_t ompi_spc_coll_counts(ompi_communicator_t *comm, const int *counts, int self,
+                                            const ompi_datatype_t *type, ompi_datatype_t *const *types)
+{
+    const bool inter = OMPI_COMM_IS_INTER(comm);
+    const int n = inter ? ompi_comm_remote_size(comm) : ompi_comm_size(comm);
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; ++i) {
+        if (inter || i != self) {
+            bytes += ompi_spc_data_bytes(counts[i], NULL != types ? types[i] : type);
+        }
+    }
+    return bytes;
+}
+
+static inline __attribute__((always_inline)) void
+ompi_spc_collective(spc_hook_mode mode, ompi_communicator_t *comm, int calls, int bytes_counter, int comm_calls,
+                    int comm_bytes, uint64_t bytes)
+{
+    uint64_t *block = spc_hook_block_start_(mode);
+    spc_hook_record_(mode, &block, calls, 1);
+    spc_hook_record_(mode, &block, bytes_counter, bytes);
+    if (SPC_HOOK_SWITCHES_ON(mode, OMPI_SPC_HOOK_COLLECTIVE) && OMPI_SPC_COMM_ON()) {
+        ompi_spc_comm_record_call(comm, comm_calls, comm_bytes, bytes);
     }
 }
 #endif

@@ -18,6 +18,11 @@ makes, in MPI_COMM_WORLD ranks:
          the origin only: operations and bytes sent, operations that
          brought data back and their bytes; no user cell;
   one-sided-kept  the same with the window left to MPI_Finalize.
+  collectives  every collective comm_matrix.c makes on MPI_COMM_WORLD and
+         on a split by parity in reverse order (with mpi_spc_attach
+         traffic,collectives): each rank's COLL_<KIND> counters of each
+         communicator in REPORT.comms.csv, predicted here, and the
+         process-wide ones in REPORT.csv, their sums; no user cell.
 
 Every row's sent and received cells of point-to-point traffic agree (what
 rank r sent to p, p received from r).  With --monitoring, Open MPI's own monitoring (seed 003,
@@ -26,7 +31,14 @@ its matrix of user messages and bytes sent ("E" lines of its per-rank
 .prof files) equals ours cell for cell; its internal one ("I") also holds
 MPI_Finalize's own traffic and our report's, which ours does not count (it
 is read before), so each of our internal cells is at most its; its
-one-sided matrices ("S" and "R") equal ours.  The heatmap script draws the bcast matrix and refuses
+one-sided matrices ("S" and "R") equal ours; on the split communicator
+of collectives, its collectives by kind ("O2A", "A2O", "A2A") are ours
+but for what its sums count that the data does not move (a scatterv
+root's own block, one more rank in a scan, an in-place call's ignored send
+arguments), and on MPI_COMM_WORLD, which also carries Open MPI's own
+collectives, at least ours; it counts persistent sends (the linear
+alltoall(v,w)) as user traffic whatever their tag, so there its user and
+internal cells are taken together.  The heatmap script draws the bcast matrix and refuses
 the report's main CSV with one line; a matrix path that cannot be written
 (a folder there) gives one line naming it, and the job still exits 0.
 
@@ -50,7 +62,8 @@ def check(condition, what):
 
 
 def run(mpirun, program, mpirun_args, pattern, report, extra=()):
-    command = [mpirun, "-np", str(RANKS), *mpirun_args, "--mca", "mpi_spc_attach", "traffic",
+    attach = "traffic,collectives" if pattern == "collectives" else "traffic"
+    command = [mpirun, "-np", str(RANKS), *mpirun_args, "--mca", "mpi_spc_attach", attach,
                "--mca", "mpi_spc_dump_enabled", "true", "--mca", "mpi_spc_dump_file", report, *extra,
                program, pattern]
     print("$ " + " ".join(command), flush=True)
@@ -93,7 +106,103 @@ def one_sided_cells():
     return cells
 
 
+KINDS = ("COLL_ONE_TO_ALL", "COLL_ALL_TO_ONE", "COLL_ALL_TO_ALL")
+SPLIT = "collectives split"
+
+
+def collectives_of(n, r):
+    """comm_matrix.c's collectives on a communicator of n ranks at rank r:
+    {counter: (calls, bytes)}, 4-byte ints, never a rank's data to itself."""
+    I, others = 4, n - 1
+
+    def but(counts, skip):
+        return sum(c * I for i, c in enumerate(counts) if i != skip)
+
+    one_to_all, all_to_one = [], []
+    for root, bytes_ in ((1 % n, 10 * I * others), (0, 3 * I * others), (2 % n, 2 * I * others),
+                         (3 % n, but(range(1, n + 1), 3 % n)), (0, but(range(1, n + 1), 0))):
+        one_to_all += [bytes_] if r == root else []
+    for root, bytes_ in ((0, 5 * I * others), (1 % n, but([2 * i + 1 for i in range(n)], 1 % n)),
+                         (2 % n, 6 * I * others), (3 % n, I * others)):
+        all_to_one += [bytes_] if r == root else []
+    all_to_all = [7 * I * others, I * others, I * others, 2 * I * others, (r + 1) * I * others, 2 * I * others,
+                  I * others, but([i + r for i in range(n)], r), sum(8 if (i + r) % 2 else 4 for i in range(n) if i != r),
+                  0, 0, but(range(1, n + 1), r), 3 * I * others, 2 * I * (n - 1 - r), 3 * I * (n - 1 - r)]
+    return {name: (len(values), sum(values)) for name, values in zip(KINDS, (one_to_all, all_to_one, all_to_all))}
+
+
+def split_rank(rank):
+    """comm_matrix.c's split: by parity, in reverse rank order."""
+    members = sorted((r for r in range(RANKS) if r % 2 == rank % 2), reverse=True)
+    return len(members), members.index(rank)
+
+
+def check_collectives(report):
+    rows = {}
+    with open(report[:-4] + ".comms.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            rows[(int(row["rank"]), row["comm_name"], row["counter"])] = int(row["value"])
+    totals = {}
+    with open(report, newline="") as f:
+        for row in csv.DictReader(f):
+            totals[(int(row["rank"]), row["counter"])] = int(row["value"])
+    for rank in range(RANKS):
+        world, split = collectives_of(RANKS, rank), collectives_of(*split_rank(rank))
+        for comm, want in (("MPI_COMM_WORLD", world), (SPLIT, split)):
+            got = {name: (rows.get((rank, comm, "OMPI_SPC_" + name)), rows.get((rank, comm, f"OMPI_SPC_{name}_BYTES")))
+                   for name in KINDS}
+            check(got == want, f"collectives: rank {rank}'s {comm} counts its collectives by kind: "
+                  + ("" if got == want else f"got {got}, expected {want}"))
+        got = {name: (totals.get((rank, "OMPI_SPC_" + name)), totals.get((rank, f"OMPI_SPC_{name}_BYTES")))
+               for name in KINDS}
+        want = {name: tuple(a + b for a, b in zip(world[name], split[name])) for name in KINDS}
+        check(got == want, f"collectives: rank {rank}'s process-wide counters are both communicators' sums: "
+              + ("" if got == want else f"got {got}, expected {want}"))
+
+
+def read_monitoring_collectives(prefix):
+    """{(rank, communicator's world ranks): {kind: (calls, bytes)}} from
+    monitoring's "D", "O2A", "A2O" and "A2A" lines
+    (common_monitoring_coll.c:164-174)."""
+    found = {}
+    for rank in range(RANKS):
+        procs = None
+        with open(f"{prefix}.{rank}.prof") as f:
+            for line in f:
+                fields = line.rstrip("\n").split("\t")
+                if fields[0] == "D":
+                    procs = fields[2].split("procs: ")[-1]
+                elif fields[0] in ("O2A", "A2O", "A2A") and procs is not None:
+                    found.setdefault((rank, procs), {})["COLL_" + {"O2A": "ONE_TO_ALL", "A2O": "ALL_TO_ONE",
+                                                                  "A2A": "ALL_TO_ALL"}[fields[0]]] = \
+                        (int(fields[3].split()[0]), int(fields[2].split()[0]))
+    return found
+
+
+def check_monitoring_collectives(prefix):
+    theirs = read_monitoring_collectives(prefix)
+    for rank in range(RANKS):
+        n, r = split_rank(rank)
+        members = ",".join(str(m) for m in sorted((m for m in range(RANKS) if m % 2 == rank % 2), reverse=True))
+        ours = collectives_of(n, r)
+        # monitoring's sums: the scatterv root's own block (split ranks 3 % n and 0,
+        # counts r + 1 ints), one more rank in MPI_Scan (2 ints) and MPI_Iexscan (3),
+        # and the in-place allgather's send arguments (0 elements) for its block (2 ints)
+        extra = {"COLL_ONE_TO_ALL": 4 * (r + 1) * ((r == 3 % n) + (r == 0)), "COLL_ALL_TO_ONE": 0,
+                 "COLL_ALL_TO_ALL": 4 * (2 + 3 - 2)}
+        want = {name: (calls, bytes_ + extra[name]) for name, (calls, bytes_) in ours.items()}
+        got = theirs.get((rank, members))
+        check(got == want, f"collectives: monitoring's split communicator ({members}) at rank {rank} is ours "
+              f"plus its sums' extra: " + ("" if got == want else f"monitoring's {got}, expected {want}"))
+        world = collectives_of(RANKS, rank)
+        got = theirs.get((rank, ",".join(str(m) for m in range(RANKS))), {})
+        check(all(got.get(k, (0, 0))[0] >= v[0] for k, v in world.items()),
+              f"collectives: monitoring's MPI_COMM_WORLD at rank {rank} has at least our calls: {got} and {world}")
+
+
 def predicted(pattern):
+    if pattern == "collectives":
+        return {}
     if pattern.startswith("one-sided"):
         return one_sided_cells()
     if pattern == "bcast":
@@ -126,9 +235,20 @@ def read_monitoring(prefix):
 def check_monitoring(cells, prefix, pattern):
     theirs = read_monitoring(prefix)
     ours = {k: v[:2] for k, v in cells.items() if v[:2] != (0, 0)}
+    if pattern == "collectives":
+        # Monitoring counts a persistent send as user traffic whatever its tag
+        # (pml_monitoring_start.c:48 in 5.0.7), and the linear alltoall(v,w)
+        # send so (coll_base_alltoallv.c:361, coll_basic_alltoallw.c:241):
+        # here its user and internal cells together hold our internal ones.
+        for (kind, rank, peer), value in list(theirs.items()):
+            if kind == "user":
+                old = theirs.get(("internal", rank, peer), (0, 0))
+                theirs[("internal", rank, peer)] = tuple(a + b for a, b in zip(old, value))
+                del theirs[(kind, rank, peer)]
     user = ({k: v for k, v in ours.items() if k[0] == "user"}, {k: v for k, v in theirs.items() if k[0] == "user"})
-    # the one-sided pattern has no user traffic: both empty
-    check(user[0] == user[1] and (user[0] or pattern.startswith("one-sided")), f"{pattern}: monitoring's user matrix sent is ours: "
+    # the one-sided and collectives patterns have no user traffic: both empty
+    check(user[0] == user[1] and (user[0] or pattern in ("one-sided", "one-sided-kept", "collectives")),
+          f"{pattern}: monitoring's user matrix sent is ours: "
           + ("" if user[0] == user[1] else f"ours {sorted(user[0].items())}, monitoring's {sorted(user[1].items())}"))
     above = {k: (v, theirs.get(k)) for k, v in ours.items()
              if k[0] == "internal" and not all(a <= b for a, b in zip(v, theirs.get(k, (0, 0))))}
@@ -159,7 +279,7 @@ def main():
         sys.exit(__doc__)
     mpirun, program, mpirun_args = arguments[0], arguments[1], arguments[2:]
     with tempfile.TemporaryDirectory() as work:
-        for pattern in ("bcast", "ring", "split", "one-sided", "one-sided-kept"):
+        for pattern in ("bcast", "ring", "split", "one-sided", "one-sided-kept", "collectives"):
             report = os.path.join(work, pattern + ".csv")
             prefix = os.path.join(work, "monitoring-" + pattern)
             watching = ["--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",
@@ -181,8 +301,12 @@ def main():
             check(got == want, f"{pattern}: the {' and '.join(kinds)} cells are exactly the traffic's: "
                   + ("" if got == want else f"got {sorted(got.items())}, expected {sorted(want.items())}"))
             check_consistent(cells, pattern)
+            if pattern == "collectives":
+                check_collectives(report)
             if monitoring:
                 check_monitoring(cells, prefix, pattern)
+                if pattern == "collectives":
+                    check_monitoring_collectives(prefix)
             if pattern == "split":
                 internal = sorted(k for k in cells if k[0] == "internal")
                 print(f"     split: internal cells (the split's making): {internal}")

@@ -26,10 +26,17 @@
  *          once the window is freed;
  *   one-sided-kept  the same, the window left to MPI_Finalize (which
  *          frees it): its cells are the same.
+ *   collectives  on MPI_COMM_WORLD, then on a split of it by rank parity
+ *          in reverse rank order named "collectives split" (freed before
+ *          MPI_Finalize), every blocking and nonblocking collective of
+ *          collective_calls() below with rank-dependent roots and counts,
+ *          and a broadcast of 0 elements (which runs nothing).  MPI_T
+ *          handles bound to each communicator read its COLL_<KIND> counters,
+ *          which this program predicts itself.
  *
  * No other call communicates between MPI_Init and MPI_Finalize.
  *
- * usage: comm_matrix bcast|ring|split|one-sided|one-sided-kept
+ * usage: comm_matrix bcast|ring|split|one-sided|one-sided-kept|collectives
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -151,6 +158,155 @@ static void one_sided(int size, bool keep)
     }
 }
 
+/* The collectives pattern on comm (n ranks, this one r): each call and
+ * what it adds to this rank's counters of the three kinds, in calls and
+ * bytes (ints of 4 bytes; the one-to-all and all-to-one kinds at the root
+ * only, never a rank's data to itself). */
+enum { ONE_TO_ALL, ALL_TO_ONE, ALL_TO_ALL, KINDS };
+static const char *const kind_names[KINDS] = {"COLL_ONE_TO_ALL", "COLL_ALL_TO_ONE", "COLL_ALL_TO_ALL"};
+
+/* The bytes of counts[i] ints for every rank i of n but skip. */
+static unsigned long long ints_but(const int *counts, int n, int skip)
+{
+    unsigned long long bytes = 0;
+    for (int i = 0; i < n; ++i) {
+        bytes += i == skip ? 0 : (unsigned long long)counts[i] * sizeof(int);
+    }
+    return bytes;
+}
+
+static void collective_calls(MPI_Comm comm, unsigned long long expected[KINDS][2])
+{
+    int n, r;
+    MPI_OK(MPI_Comm_size(comm, &n));
+    MPI_OK(MPI_Comm_rank(comm, &r));
+    if (n > MAX_RANKS) {
+        spc_client_die("collectives: at most %d ranks", MAX_RANKS);
+    }
+    const unsigned long long I = sizeof(int), others = (unsigned long long)(n - 1);
+    int out[4 * MAX_RANKS * MAX_RANKS] = {0}, in[4 * MAX_RANKS * MAX_RANKS];
+    int counts[MAX_RANKS], displs[MAX_RANKS], recvcounts[MAX_RANKS], rdispls[MAX_RANKS];
+    MPI_Datatype types[MAX_RANKS], recvtypes[MAX_RANKS];
+    MPI_Request request;
+#define ADD(kind, bytes) (expected[kind][0] += 1, expected[kind][1] += (bytes))
+    const int root_of[] = {1 % n, 0, 2 % n, 3 % n};
+
+    MPI_OK(MPI_Bcast(out, 10, MPI_INT, root_of[0], comm));
+    if (r == root_of[0]) ADD(ONE_TO_ALL, 10 * I * others);
+    MPI_OK(MPI_Ibcast(out, 3, MPI_INT, 0, comm, &request));
+    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    if (r == 0) ADD(ONE_TO_ALL, 3 * I * others);
+    MPI_OK(MPI_Bcast(out, 0, MPI_INT, 0, comm)); /* runs nothing, counts nothing */
+    MPI_OK(MPI_Scatter(out, 2, MPI_INT, in, 2, MPI_INT, root_of[2], comm));
+    if (r == root_of[2]) ADD(ONE_TO_ALL, 2 * I * others);
+    for (int i = 0; i < n; ++i) {
+        counts[i] = i + 1;
+        displs[i] = 4 * i;
+    }
+    MPI_OK(MPI_Scatterv(out, counts, displs, MPI_INT, in, r + 1, MPI_INT, root_of[3], comm));
+    if (r == root_of[3]) ADD(ONE_TO_ALL, ints_but(counts, n, root_of[3]));
+    MPI_OK(MPI_Iscatterv(out, counts, displs, MPI_INT, in, r + 1, MPI_INT, 0, comm, &request));
+    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    if (r == 0) ADD(ONE_TO_ALL, ints_but(counts, n, 0));
+
+    MPI_OK(MPI_Gather(out, 5, MPI_INT, in, 5, MPI_INT, 0, comm));
+    if (r == 0) ADD(ALL_TO_ONE, 5 * I * others);
+    for (int i = 0; i < n; ++i) {
+        recvcounts[i] = 2 * i + 1;
+        rdispls[i] = 2 * MAX_RANKS * i;
+    }
+    MPI_OK(MPI_Gatherv(out, 2 * r + 1, MPI_INT, in, recvcounts, rdispls, MPI_INT, root_of[0], comm));
+    if (r == root_of[0]) ADD(ALL_TO_ONE, ints_but(recvcounts, n, root_of[0]));
+    MPI_OK(MPI_Reduce(out, in, 6, MPI_INT, MPI_SUM, root_of[2], comm));
+    if (r == root_of[2]) ADD(ALL_TO_ONE, 6 * I * others);
+    MPI_OK(MPI_Ireduce(out, in, 1, MPI_INT, MPI_SUM, root_of[3], comm, &request));
+    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    if (r == root_of[3]) ADD(ALL_TO_ONE, I * others);
+
+    MPI_OK(MPI_Allreduce(out, in, 7, MPI_INT, MPI_SUM, comm));
+    ADD(ALL_TO_ALL, 7 * I * others);
+    MPI_OK(MPI_Iallreduce(out, in, 1, MPI_INT, MPI_SUM, comm, &request));
+    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    ADD(ALL_TO_ALL, I * others);
+    MPI_OK(MPI_Allgather(out, 1, MPI_INT, in, 1, MPI_INT, comm));
+    ADD(ALL_TO_ALL, I * others);
+    MPI_OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, in, 2, MPI_INT, comm));
+    ADD(ALL_TO_ALL, 2 * I * others);
+    for (int i = 0; i < n; ++i) {
+        recvcounts[i] = i + 1;
+        rdispls[i] = 2 * MAX_RANKS * i;
+    }
+    MPI_OK(MPI_Allgatherv(out, r + 1, MPI_INT, in, recvcounts, rdispls, MPI_INT, comm));
+    ADD(ALL_TO_ALL, (unsigned long long)(r + 1) * I * others);
+    MPI_OK(MPI_Alltoall(out, 2, MPI_INT, in, 2, MPI_INT, comm));
+    ADD(ALL_TO_ALL, 2 * I * others);
+    MPI_OK(MPI_Ialltoall(out, 1, MPI_INT, in, 1, MPI_INT, comm, &request));
+    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    ADD(ALL_TO_ALL, I * others);
+    unsigned long long alltoallw = 0;
+    for (int i = 0; i < n; ++i) {
+        counts[i] = i + r;  /* what rank i receives from this one is recvcounts[r] there: r + i */
+        recvcounts[i] = i + r;
+        displs[i] = rdispls[i] = 2 * MAX_RANKS * i;
+    }
+    MPI_OK(MPI_Alltoallv(out, counts, displs, MPI_INT, in, recvcounts, rdispls, MPI_INT, comm));
+    ADD(ALL_TO_ALL, ints_but(counts, n, r));
+    for (int i = 0; i < n; ++i) {
+        /* one element each way, a double between ranks of different parity,
+         * an int between the others; displacements in bytes */
+        types[i] = recvtypes[i] = (i + r) % 2 ? MPI_DOUBLE : MPI_INT;
+        counts[i] = recvcounts[i] = 1;
+        displs[i] = rdispls[i] = 8 * i;
+        alltoallw += i == r ? 0 : ((i + r) % 2 ? sizeof(double) : sizeof(int));
+    }
+    MPI_OK(MPI_Alltoallw(out, counts, displs, types, in, recvcounts, rdispls, recvtypes, comm));
+    ADD(ALL_TO_ALL, alltoallw);
+    MPI_OK(MPI_Barrier(comm));
+    ADD(ALL_TO_ALL, 0);
+    MPI_OK(MPI_Ibarrier(comm, &request));
+    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    ADD(ALL_TO_ALL, 0);
+    for (int i = 0; i < n; ++i) {
+        recvcounts[i] = i + 1;
+    }
+    MPI_OK(MPI_Reduce_scatter(out, in, recvcounts, MPI_INT, MPI_SUM, comm));
+    ADD(ALL_TO_ALL, ints_but(recvcounts, n, r));
+    MPI_OK(MPI_Reduce_scatter_block(out, in, 3, MPI_INT, MPI_SUM, comm));
+    ADD(ALL_TO_ALL, 3 * I * others);
+    MPI_OK(MPI_Scan(out, in, 2, MPI_INT, MPI_SUM, comm));
+    ADD(ALL_TO_ALL, 2 * I * (unsigned long long)(n - 1 - r));
+    MPI_OK(MPI_Iexscan(out, in, 3, MPI_INT, MPI_SUM, comm, &request));
+    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    ADD(ALL_TO_ALL, 3 * I * (unsigned long long)(n - 1 - r));
+#undef ADD
+}
+
+/* The collectives pattern on comm, read through MPI_T handles bound to it. */
+static void collectives_on(MPI_Comm comm)
+{
+    MPI_T_pvar_session session;
+    MPI_OK(MPI_T_pvar_session_create(&session));
+    MPI_T_pvar_handle handles[KINDS][2];
+    char name[64];
+    for (int k = 0; k < KINDS; ++k) {
+        handles[k][0] = started_comm_handle(session, kind_names[k], comm);
+        snprintf(name, sizeof name, "%s_BYTES", kind_names[k]);
+        handles[k][1] = started_comm_handle(session, name, comm);
+    }
+    unsigned long long expected[KINDS][2] = {{0}};
+    collective_calls(comm, expected);
+    for (int k = 0; k < KINDS; ++k) {
+        for (int b = 0; b < 2; ++b) {
+            unsigned long long got;
+            MPI_OK(MPI_T_pvar_read(session, handles[k][b], &got));
+            CHECK(got == expected[k][b], "%s%s bound to the communicator: %llu, expected %llu", kind_names[k],
+                  b ? "_BYTES" : "", got, expected[k][b]);
+            MPI_OK(MPI_T_pvar_handle_free(session, &handles[k][b]));
+        }
+    }
+    MPI_OK(MPI_T_pvar_session_free(&session));
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -197,9 +353,16 @@ int main(int argc, char **argv)
         MPI_Comm_free(&split);
     } else if (0 == strcmp(pattern, "one-sided") || 0 == strcmp(pattern, "one-sided-kept")) {
         one_sided(size, 0 == strcmp(pattern, "one-sided-kept"));
+    } else if (0 == strcmp(pattern, "collectives")) {
+        collectives_on(MPI_COMM_WORLD);
+        MPI_Comm split;
+        MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &split));
+        MPI_OK(MPI_Comm_set_name(split, "collectives split"));
+        collectives_on(split);
+        MPI_OK(MPI_Comm_free(&split));
     } else {
         if (0 == rank) {
-            fprintf(stderr, "usage: comm_matrix bcast|ring|split|one-sided|one-sided-kept\n");
+            fprintf(stderr, "usage: comm_matrix bcast|ring|split|one-sided|one-sided-kept|collectives\n");
         }
         MPI_T_finalize();
         MPI_Finalize();

@@ -30,8 +30,9 @@ TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
     // counts (upstream 5.0.7's and v5.0.x's names), then the one-sided
     // accumulates (patch "spc: count MPI's one-sided accumulates"), then
     // time inside MPI: in all, 5 families, 31 calls, then coll tuned's
-    // algorithms: 14 collectives, 66 algorithms, 13 byte counts (issue 35).
-    ASSERT_EQ(OMPI_SPC_NUM_COUNTERS, 243);
+    // algorithms: 14 collectives, 66 algorithms, 13 byte counts (issue 35),
+    // then the collectives by kind: 3 kinds, calls and bytes (issue 38).
+    ASSERT_EQ(OMPI_SPC_NUM_COUNTERS, 249);
     EXPECT_EQ(OMPI_SPC_SEND, 0);
     EXPECT_EQ(OMPI_SPC_CANCEL, 94);
     EXPECT_EQ(OMPI_SPC_BYTES_RECEIVED_USER, 95);
@@ -50,6 +51,10 @@ TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
     EXPECT_EQ(OMPI_SPC_TUNED_ALLGATHER_BYTES, 164);
     EXPECT_EQ(OMPI_SPC_TUNED_ALLGATHER_LINEAR, 165);
     EXPECT_EQ(OMPI_SPC_TUNED_SCATTER_LINEAR_NB, 242);
+    EXPECT_EQ(OMPI_SPC_COLL_ONE_TO_ALL, 243);
+    EXPECT_EQ(OMPI_SPC_COLL_ALL_TO_ALL_BYTES, 248);
+    EXPECT_EQ(spc_counter_infos[OMPI_SPC_COLL_ALL_TO_ONE_BYTES].kind, SPC_KIND_AGGREGATE);
+    EXPECT_EQ(spc_counter_infos[OMPI_SPC_COLL_ALL_TO_ONE].category, SPC_CATEGORY_COLLECTIVES);
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_TUNED_BCAST_BINOMIAL].description,
                  "MPI_Bcast calls coll tuned ran with its algorithm binomial (coll_tuned_bcast_algorithm 6).");
     EXPECT_STREQ(spc_counter_infos[OMPI_SPC_TUNED_BCAST_BYTES].description,

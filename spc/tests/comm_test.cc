@@ -16,7 +16,10 @@ namespace {
 
 TEST(CommCounters, RowsNameCatalogueCountersOnce)
 {
-    ASSERT_EQ(SPC_NUM_COMM_COUNTERS, 26);  // 9, then the times of the 17 calls with a communicator
+    // 9 rows, the times of the 17 timed calls with a communicator and the
+    // collectives by kind (3 kinds, calls and bytes)
+    ASSERT_EQ(SPC_NUM_COMM_COUNTERS, 32);
+    EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_COLL_ONE_TO_ALL_BYTES].counter, OMPI_SPC_COLL_ONE_TO_ALL_BYTES);
     EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_BARRIER_TIME].counter, OMPI_SPC_BARRIER_TIME);
     EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_UNEXPECTED_IN_QUEUE].counter, OMPI_SPC_UNEXPECTED_IN_QUEUE);
     EXPECT_EQ(spc_comm_counter_infos[SPC_COMM_SEND].counter, OMPI_SPC_SEND);
