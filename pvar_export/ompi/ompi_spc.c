@@ -225,13 +225,14 @@ ompi_spc_comm_storage_fn ompi_spc_comm_storage;
 ompi_spc_comm_level_fn ompi_spc_comm_level;
 
 /* The variables, in this order: the SPC_PER_COMM counters, the SPC_PER_PEER
- * arrays and the SPC_HISTOGRAM rows, all bound to a communicator (the
- * SPC_PER_WIN_PEER arrays to a window), then the histograms again
- * process-wide.  A variable's ctx is its place here. */
+ * arrays, the SPC_HISTOGRAM rows and those rows per peer, all bound to a
+ * communicator (the SPC_PER_WIN_PEER arrays to a window), then the
+ * histograms again process-wide.  A variable's ctx is its place here. */
 enum {
     FIRST_PEER = SPC_NUM_COMM_COUNTERS,
     FIRST_COMM_HISTOGRAM = FIRST_PEER + SPC_NUM_PEER_COUNTERS,
-    FIRST_HISTOGRAM = FIRST_COMM_HISTOGRAM + SPC_NUM_HISTOGRAMS,
+    FIRST_PEER_HISTOGRAM = FIRST_COMM_HISTOGRAM + SPC_NUM_HISTOGRAMS,
+    FIRST_HISTOGRAM = FIRST_PEER_HISTOGRAM + SPC_NUM_HISTOGRAMS,
     NUM_TRAFFIC_PVARS = FIRST_HISTOGRAM + SPC_NUM_HISTOGRAMS
 };
 /* MPI_T index of each, for unbind_handles. */
@@ -421,7 +422,9 @@ static int traffic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, vo
          * "mpit: a failed read returns the variable's error") */
         return OPAL_ERR_NOT_BOUND;
     }
-    if (id >= FIRST_COMM_HISTOGRAM) {
+    if (id >= FIRST_PEER_HISTOGRAM) {
+        spc_comm_read_peer_histograms(storage, id - FIRST_PEER_HISTOGRAM, (uint64_t *)value);
+    } else if (id >= FIRST_COMM_HISTOGRAM) {
         spc_histogram_read(storage, id - FIRST_COMM_HISTOGRAM, (uint64_t *)value);
     } else if (id >= FIRST_PEER) {
         spc_comm_read_peers(storage, id - FIRST_PEER, (uint64_t *)value);
@@ -452,7 +455,9 @@ static int comm_reference(int id, bool on)
 }
 
 /* A handle is bound to a communicator (or window) for its life: BIND creates the
- * storage (kept until the communicator is freed) and gives the count
+ * storage (kept until the communicator is freed), and the histograms per
+ * peer for a variable of theirs (kept likewise: seed 003's arrays "exist
+ * for a remote process only if" asked for), and gives the count
  * (mca_base_pvar_handle_alloc sizes the handle's values by it,
  * opal/mca/base/mca_base_pvar.c:467-476); START and STOP hold the switch
  * that turns every site of these variables on. */
@@ -477,9 +482,13 @@ static int traffic_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event
                        ? OPAL_ERR_NOT_BOUND
                        : OPAL_ERR_OUT_OF_RESOURCE;
         }
-        *count = id >= FIRST_COMM_HISTOGRAM ? SPC_HISTOGRAM_BINS
-                 : id >= FIRST_PEER         ? storage->peers
-                                            : 1;
+        if (id >= FIRST_PEER_HISTOGRAM && 0 != spc_comm_keep_peer_histograms(storage)) {
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+        *count = id >= FIRST_PEER_HISTOGRAM   ? storage->peers * SPC_HISTOGRAM_BINS
+                 : id >= FIRST_COMM_HISTOGRAM ? SPC_HISTOGRAM_BINS
+                 : id >= FIRST_PEER           ? storage->peers
+                                              : 1;
         return OPAL_SUCCESS;
     case MCA_BASE_PVAR_HANDLE_START:
         if (!spc_running) {
@@ -693,27 +702,35 @@ static bool pml_counts_traffic(int id)
 }
 
 /* Name (after its prefix), description, kind and verbosity of variable id. */
-static void traffic_pvar_info(int id, const char **name, char *description, size_t size,
+static void traffic_pvar_info(int id, char *name, size_t name_size, char *description, size_t size,
                               spc_kind *kind, int *verbosity)
 {
     *verbosity = OPAL_INFO_LVL_4;  /* MPI_T_VERBOSITY_TUNER_BASIC */
-    if (id >= FIRST_COMM_HISTOGRAM) {
+    if (id >= FIRST_PEER_HISTOGRAM && id < FIRST_HISTOGRAM) {
+        const spc_histogram_info *histogram = &spc_histogram_infos[id - FIRST_PEER_HISTOGRAM];
+        snprintf(name, name_size, SPC_COUNTER_PREFIX "PEER_%s", histogram->name + strlen(SPC_COUNTER_PREFIX));
+        snprintf(description, size, "%s Per rank of the communicator the handle is bound to: its count is "
+                 "the ranks x %d bins, rank 0's bins first; kept from the first such handle's allocation on "
+                 "(%zu bytes a rank).", histogram->description, SPC_HISTOGRAM_BINS,
+                 sizeof(uint64_t) * SPC_NUM_HISTOGRAMS * SPC_HISTOGRAM_BINS);
+        *kind = SPC_KIND_COUNTER;
+    } else if (id >= FIRST_COMM_HISTOGRAM) {
         const spc_histogram_info *histogram =
             &spc_histogram_infos[(id - FIRST_COMM_HISTOGRAM) % SPC_NUM_HISTOGRAMS];
-        *name = histogram->name;
+        snprintf(name, name_size, "%s", histogram->name);
         snprintf(description, size, "%s %s", histogram->description,
                  id >= FIRST_HISTOGRAM ? "All communicators." : "On the communicator the handle is bound to.");
         *kind = SPC_KIND_COUNTER;
     } else if (id >= FIRST_PEER) {
         const spc_peer_counter_info *peer = &spc_peer_counter_infos[id - FIRST_PEER];
-        *name = peer->name;
+        snprintf(name, name_size, "%s", peer->name);
         snprintf(description, size, "%s %s", peer->description,
                  peer->window ? "An array indexed by the ranks of the window the handle is bound to."
                               : "An array indexed by the ranks of the communicator the handle is bound to.");
         *kind = peer->kind;
     } else {
         const spc_counter_info *counter = &spc_counter_infos[spc_comm_counter_infos[id].counter];
-        *name = counter->name;
+        snprintf(name, name_size, "%s", counter->name);
         snprintf(description, size, "%s %s", spc_comm_counter_infos[id].where, counter->description);
         *kind = counter->kind;
         *verbosity = OPAL_INFO_LVL_1 + (int)counter->verbosity;
@@ -727,11 +744,11 @@ static void register_traffic_pvars(const int *group)
         if (!pml_counts_traffic(id)) {
             continue;
         }
-        const char *counter_name;
-        char name[128], description[1024];
+        char counter_name[96], name[128], description[1024];
         spc_kind kind;
         int verbosity;
-        traffic_pvar_info(id, &counter_name, description, sizeof description, &kind, &verbosity);
+        traffic_pvar_info(id, counter_name, sizeof counter_name, description, sizeof description, &kind,
+                          &verbosity);
         const bool bound = id < FIRST_HISTOGRAM;
         snprintf(name, sizeof name, "%s%s",
                  is_window_pvar(id) ? SPC_WIN_PVAR_PREFIX

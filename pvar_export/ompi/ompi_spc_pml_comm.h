@@ -34,7 +34,7 @@ static inline struct spc_comm *ompi_spc_pml_comm_storage(ompi_communicator_t *co
 /* One message of bytes to or from peer on comm under tag (the tag
  * ompi_spc_traffic_tag gave): in comm's per-peer arrays of its kind (user
  * or internal); a user message also in comm's counter and histogram of its
- * direction. */
+ * direction (and peer's, if kept). */
 static inline __attribute__((always_inline)) void
 ompi_spc_pml_peer_message(ompi_communicator_t *comm, int peer, int tag, uint64_t bytes, bool sent)
 {
@@ -46,7 +46,7 @@ ompi_spc_pml_peer_message(ompi_communicator_t *comm, int peer, int tag, uint64_t
     if (tag >= 0) {
         spc_comm_add(storage, sent ? SPC_COMM_BYTES_SENT_USER : SPC_COMM_BYTES_RECEIVED_USER, bytes);
         spc_histogram_add(storage, sent ? SPC_HISTOGRAM_MESSAGE_SIZES_SENT : SPC_HISTOGRAM_MESSAGE_SIZES_RECEIVED,
-                          bytes);
+                          peer, bytes);
     }
 }
 

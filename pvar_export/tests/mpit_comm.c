@@ -19,6 +19,7 @@
  * the world's internal ones stay as they were.  Histograms: rank 0 sends 0, 1, 2,
  * 3, 4, 1023 and 1024 B to rank 1 on A: bins 0, 1, 2, 2, 3, 10, 11 hold 1,
  * 1, 2, 1, 1, 1 on both sides, process-wide and bound to A; B's stay 0.
+ * Per peer (check_peer_histograms), only what comes after the first handle.
  * MATCH_TIME bound to A grows with matches on A only (check_match_time).
  * argv[1] names the job's PML (default ob1): what it does not count has no
  * variable, process-wide or bound (ucx: the queue levels and MATCH_TIME;
@@ -428,6 +429,58 @@ static void check_histograms(void)
     CHECK(!spc_switch_is_on(SPC_SWITCH_COMM_COUNTERS), "histogram handles freed: the sites are off");
 }
 
+/* Histograms per peer, kept from their first handle on: with A's own
+ * histogram watching, rank 0 sends 2 messages of 100 B to rank 2 on A;
+ * then with handles on the per-peer ones, 0, 1 and 1024 B to rank 1 and 3
+ * of 100 B to rank 2.  Each rank's arrays hold 4 histograms, one per rank
+ * of A: only the later messages, each at its peer and bin. */
+static void check_peer_histograms(void)
+{
+    enum { SENT, RECEIVED, BINS = SPC_HISTOGRAM_BINS, RANKS = 4 };
+    const char *names[] = {"PEER_MESSAGE_SIZES_SENT", "PEER_MESSAGE_SIZES_RECEIVED"};
+    MPI_T_pvar_session session;
+    MPI_OK(MPI_T_pvar_session_create(&session));
+    MPI_T_pvar_handle whole = started_comm_array(session, "MESSAGE_SIZES_SENT", comm_a, BINS);
+    char buffer[1024] = {0};
+    for (int i = 0; i < 2; ++i) {
+        if (test_rank == 0) {
+            MPI_OK(MPI_Send(buffer, 100, MPI_CHAR, 2, 9, comm_a));
+        } else if (test_rank == 2) {
+            MPI_OK(MPI_Recv(buffer, 100, MPI_CHAR, 0, 9, comm_a, MPI_STATUS_IGNORE));
+        }
+    }
+    MPI_T_pvar_handle per_peer[2];
+    for (int i = 0; i < 2; ++i) {
+        per_peer[i] = started_comm_array(session, names[i], comm_a, RANKS * BINS);
+    }
+    static const struct { int to, bytes; } messages[] = {{1, 0}, {1, 1}, {1, 1024}, {2, 100}, {2, 100}, {2, 100}};
+    static unsigned long long expected[2][RANKS * BINS];
+    for (size_t m = 0; m < sizeof messages / sizeof messages[0]; ++m) {
+        const int to = messages[m].to, bytes = messages[m].bytes, bin = spc_histogram_bin((uint64_t)bytes);
+        if (test_rank == 0) {
+            MPI_OK(MPI_Send(buffer, bytes, MPI_CHAR, to, 9, comm_a));
+            expected[SENT][to * BINS + bin] += 1;
+        } else if (test_rank == to) {
+            MPI_OK(MPI_Recv(buffer, bytes, MPI_CHAR, 0, 9, comm_a, MPI_STATUS_IGNORE));
+            expected[RECEIVED][0 * BINS + bin] += 1;
+        }
+    }
+    for (int i = 0; i < 2; ++i) {
+        static unsigned long long got[RANKS * BINS];
+        MPI_OK(MPI_T_pvar_read(session, per_peer[i], got));
+        for (int at = 0; at < RANKS * BINS; ++at) {
+            char what[128];
+            snprintf(what, sizeof what, "%s bound to A, rank %d bin %d", names[i], at / BINS, at % BINS);
+            CHECK_EQ_U64(got[at], expected[i][at], what);
+        }
+    }
+    unsigned long long bins[BINS];
+    MPI_OK(MPI_T_pvar_read(session, whole, bins));
+    CHECK_EQ_U64(bins[spc_histogram_bin(100)], test_rank == 0 ? 5 : 0,
+                 "control: A's own histogram has the messages sent before the per-peer handles");
+    MPI_OK(MPI_T_pvar_session_free(&session));
+}
+
 /* A handle on a communicator freed while it is started: its reads fail,
  * its stop and free work, and its reference on the switch is gone. */
 static void check_freed_communicator(void)
@@ -498,6 +551,8 @@ int main(int argc, char **argv)
     check_peers();
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     check_histograms();
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    check_peer_histograms();
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     check_match_time();
 

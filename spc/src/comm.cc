@@ -23,6 +23,34 @@ size_t storage_bytes(int peers)
 // by hand: a page each would be more than it needs.
 constexpr size_t kMappedFrom = 64 * 1024;
 
+size_t peer_histogram_bytes(int peers)
+{
+    return sizeof(uint64_t) * SPC_NUM_HISTOGRAMS * SPC_HISTOGRAM_BINS * static_cast<size_t>(peers);
+}
+
+// Zeroed bytes, mapped from kMappedFrom on; nullptr when out of memory.
+void *zeroed(size_t bytes, size_t alignment)
+{
+    if (bytes >= kMappedFrom) {
+        void *block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        return block == MAP_FAILED ? nullptr : block;
+    }
+    void *block = std::aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment);
+    if (block != nullptr) {
+        std::memset(block, 0, bytes);
+    }
+    return block;
+}
+
+void release(void *block, size_t bytes)
+{
+    if (bytes >= kMappedFrom) {
+        munmap(block, bytes);
+    } else {
+        std::free(block);
+    }
+}
+
 }  // namespace
 
 extern "C" {
@@ -49,19 +77,9 @@ struct spc_comm *spc_comm_create(int peers)
     if (peers < 0) {
         return nullptr;
     }
-    const size_t bytes = storage_bytes(peers);
-    void *block;
-    if (bytes >= kMappedFrom) {
-        block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (block == MAP_FAILED) {
-            return nullptr;
-        }
-    } else {
-        block = std::aligned_alloc(alignof(spc_comm), bytes);
-        if (block == nullptr) {
-            return nullptr;
-        }
-        std::memset(block, 0, bytes);
+    void *block = zeroed(storage_bytes(peers), alignof(spc_comm));
+    if (block == nullptr) {
+        return nullptr;
     }
     auto *comm = static_cast<spc_comm *>(block);
     comm->peers = peers;
@@ -74,11 +92,38 @@ void spc_comm_destroy(struct spc_comm *comm)
     if (comm == nullptr) {
         return;
     }
-    const size_t bytes = storage_bytes(comm->peers);
-    if (bytes >= kMappedFrom) {
-        munmap(comm, bytes);
-    } else {
-        std::free(comm);
+    if (comm->peer_histogram != nullptr) {
+        release(comm->peer_histogram, peer_histogram_bytes(comm->peers));
+    }
+    release(comm, storage_bytes(comm->peers));
+}
+
+int spc_comm_keep_peer_histograms(struct spc_comm *comm)
+{
+    if (comm == nullptr) {
+        return -1;
+    }
+    if (__atomic_load_n(&comm->peer_histogram, __ATOMIC_ACQUIRE) != nullptr) {
+        return 0;
+    }
+    auto *arrays = static_cast<uint64_t *>(zeroed(peer_histogram_bytes(comm->peers), alignof(uint64_t)));
+    if (arrays == nullptr) {
+        return -1;
+    }
+    __atomic_store_n(&comm->peer_histogram, arrays, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void spc_comm_read_peer_histograms(const struct spc_comm *comm, int id, uint64_t *values)
+{
+    if (comm == nullptr || id < 0 || id >= SPC_NUM_HISTOGRAMS) {
+        return;
+    }
+    const size_t length = static_cast<size_t>(comm->peers) * SPC_HISTOGRAM_BINS;
+    const uint64_t *arrays = __atomic_load_n(&comm->peer_histogram, __ATOMIC_ACQUIRE);
+    for (size_t i = 0; i < length; ++i) {
+        values[i] = arrays != nullptr ? __atomic_load_n(&arrays[static_cast<size_t>(id) * length + i], __ATOMIC_RELAXED)
+                                      : 0;
     }
 }
 

@@ -202,9 +202,9 @@ TEST(CommCounters, LargeCommunicatorCostsOnlyThePagesItsTrafficTouches)
     EXPECT_GT(every_peer - one_peer, two_arrays - two_arrays / 4) << "control: every user send element written";
 }
 
-__attribute__((noinline)) void message_of(struct spc_comm *comm, uint64_t bytes)
+__attribute__((noinline)) void message_of(struct spc_comm *comm, uint64_t bytes, int peer = 0)
 {
-    SPC_SWITCHED(SPC_SWITCH_COMM_COUNTERS, spc_histogram_add(comm, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, bytes));
+    SPC_SWITCHED(SPC_SWITCH_COMM_COUNTERS, spc_histogram_add(comm, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, peer, bytes));
 }
 
 // The case: 0, 1, 2, 3, 4, 1023, 1024 B land in bins 0, 1, 2, 2,
@@ -245,6 +245,44 @@ TEST(CommCounters, HistogramBinsByBitLength)
     spc_histogram_read(a, SPC_HISTOGRAM_MESSAGE_SIZES_RECEIVED, bins);
     EXPECT_EQ(std::vector<uint64_t>(bins, bins + SPC_HISTOGRAM_BINS), std::vector<uint64_t>(SPC_HISTOGRAM_BINS, 0));
     spc_comm_destroy(a);
+}
+
+// Histograms per peer only once asked for: before, a peer's messages are in
+// the communicator's histogram alone; after, in their peer's too, by bin,
+// and a peer outside the communicator's ranks in neither.
+TEST(CommCounters, PeerHistogramsOnceAsked)
+{
+    constexpr int kPeers = 3;
+    struct spc_comm *comm = spc_comm_create(kPeers);
+    ASSERT_NE(comm, nullptr);
+    std::vector<uint64_t> per_peer(kPeers * SPC_HISTOGRAM_BINS, 7);
+    spc_comm_read_peer_histograms(comm, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, per_peer.data());
+    EXPECT_EQ(per_peer, std::vector<uint64_t>(kPeers * SPC_HISTOGRAM_BINS, 0)) << "none kept: zeros";
+    ASSERT_EQ(spc_switch_on(SPC_SWITCH_COMM_COUNTERS), SPC_SUCCESS);
+    message_of(comm, 100, 1);  // before: not per peer
+    ASSERT_EQ(spc_comm_keep_peer_histograms(comm), 0);
+    ASSERT_EQ(spc_comm_keep_peer_histograms(comm), 0) << "asked twice: the same arrays";
+    message_of(comm, 100, 1);
+    message_of(comm, 100, 1);
+    message_of(comm, 0, 2);
+    message_of(comm, 1 << 20, 0);
+    message_of(comm, 5, kPeers);  // outside the communicator: its histogram only
+    message_of(comm, 5, -1);
+    ASSERT_EQ(spc_switch_off(SPC_SWITCH_COMM_COUNTERS), SPC_SUCCESS);
+    spc_comm_read_peer_histograms(comm, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, per_peer.data());
+    std::vector<uint64_t> expected(kPeers * SPC_HISTOGRAM_BINS, 0);
+    expected[1 * SPC_HISTOGRAM_BINS + spc_histogram_bin(100)] = 2;
+    expected[2 * SPC_HISTOGRAM_BINS + 0] = 1;
+    expected[0 * SPC_HISTOGRAM_BINS + 21] = 1;
+    EXPECT_EQ(per_peer, expected);
+    spc_comm_read_peer_histograms(comm, SPC_HISTOGRAM_MESSAGE_SIZES_RECEIVED, per_peer.data());
+    EXPECT_EQ(per_peer, std::vector<uint64_t>(kPeers * SPC_HISTOGRAM_BINS, 0)) << "the other direction";
+    uint64_t bins[SPC_HISTOGRAM_BINS];
+    spc_histogram_read(comm, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, bins);
+    EXPECT_EQ(bins[spc_histogram_bin(100)], 3u) << "the communicator's own has every message";
+    EXPECT_EQ(bins[spc_histogram_bin(5)], 2u);
+    spc_comm_destroy(comm);
+    EXPECT_EQ(spc_comm_keep_peer_histograms(nullptr), -1);
 }
 
 }  // namespace

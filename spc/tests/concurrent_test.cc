@@ -284,6 +284,7 @@ TEST(CommStorage, ThreadsSharingOneCommunicatorLoseNothing)
 {
     struct spc_comm *comm = spc_comm_create(2);
     ASSERT_NE(comm, nullptr);
+    ASSERT_EQ(spc_comm_keep_peer_histograms(comm), 0);
     constexpr int threads = 4, adds = 100000;
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
@@ -291,7 +292,7 @@ TEST(CommStorage, ThreadsSharingOneCommunicatorLoseNothing)
             for (int i = 0; i < adds; ++i) {
                 spc_comm_add(comm, SPC_COMM_SEND, 1);
                 spc_comm_add_peer(comm, SPC_PEER_BYTES_SENT, t % 2, 3);
-                spc_histogram_add(comm, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, 4);
+                spc_histogram_add(comm, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, t % 2, 4);
             }
         });
     }
@@ -305,6 +306,10 @@ TEST(CommStorage, ThreadsSharingOneCommunicatorLoseNothing)
     EXPECT_EQ(peers[1], uint64_t{threads / 2} * adds * 3);
     spc_histogram_read(comm, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, bins);
     EXPECT_EQ(bins[3], uint64_t{threads} * adds);
+    uint64_t per_peer[2 * SPC_HISTOGRAM_BINS];
+    spc_comm_read_peer_histograms(comm, SPC_HISTOGRAM_MESSAGE_SIZES_SENT, per_peer);
+    EXPECT_EQ(per_peer[3], uint64_t{threads / 2} * adds);
+    EXPECT_EQ(per_peer[SPC_HISTOGRAM_BINS + 3], uint64_t{threads / 2} * adds);
     spc_comm_destroy(comm);
 }
 

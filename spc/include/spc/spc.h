@@ -398,6 +398,10 @@ struct __attribute__((aligned(64))) spc_comm {
     uint64_t histogram[SPC_NUM_HISTOGRAMS][SPC_HISTOGRAM_BINS];
     int peers;       /* ranks: the length of each peer array */
     uint64_t *peer;  /* SPC_NUM_PEER_COUNTERS arrays of peers, in the same block */
+    /* Each histogram per peer, peers x SPC_HISTOGRAM_BINS a histogram (seed
+     * 003's per-pair sizes): 1,040 bytes a rank, so only where a reader asks
+     * (spc_comm_keep_peer_histograms); NULL until then. */
+    uint64_t *peer_histogram;
 };
 /* Zeroed storage for a communicator of peers ranks, or NULL when out of
  * memory or peers < 0. */
@@ -409,6 +413,13 @@ uint64_t spc_comm_read(const struct spc_comm *comm, int id);
 void spc_comm_read_peers(const struct spc_comm *comm, int id, uint64_t *values);
 /* Copies histogram id of comm, or the process-wide one if comm is NULL. */
 void spc_histogram_read(const struct spc_comm *comm, int id, uint64_t values[SPC_HISTOGRAM_BINS]);
+/* comm keeps its histograms per peer from now on (they start at 0): 0, or
+ * -1 when out of memory.  Callers serialise (MPI_T's lock); the sites see
+ * the arrays once made. */
+int spc_comm_keep_peer_histograms(struct spc_comm *comm);
+/* Copies histogram id of each peer of comm, peer by peer, comm->peers x
+ * SPC_HISTOGRAM_BINS values (0 if comm keeps none). */
+void spc_comm_read_peer_histograms(const struct spc_comm *comm, int id, uint64_t *values);
 
 SPC_INLINE_ void spc_comm_add(struct spc_comm *comm, int id, uint64_t n)
 {
@@ -417,14 +428,20 @@ SPC_INLINE_ void spc_comm_add(struct spc_comm *comm, int id, uint64_t n)
     }
 }
 
-/* One message of bytes bytes in histogram id, process-wide and of comm
- * (if not NULL). */
-SPC_INLINE_ void spc_histogram_add(struct spc_comm *comm, int id, uint64_t bytes)
+/* One message of bytes bytes to or from peer (a rank of comm; ignored
+ * outside 0..peers-1) in histogram id, process-wide, of comm (if not
+ * NULL) and of peer if comm keeps them. */
+SPC_INLINE_ void spc_histogram_add(struct spc_comm *comm, int id, int peer, uint64_t bytes)
 {
     int bin = spc_histogram_bin(bytes);
     __atomic_fetch_add(&spc_histograms[id][bin], 1, __ATOMIC_RELAXED);
     if (NULL != comm) {
         __atomic_fetch_add(&comm->histogram[id][bin], 1, __ATOMIC_RELAXED);
+        uint64_t *per_peer = __atomic_load_n(&comm->peer_histogram, __ATOMIC_ACQUIRE);
+        if (NULL != per_peer && (unsigned)peer < (unsigned)comm->peers) {
+            const size_t at = ((size_t)id * (size_t)comm->peers + (size_t)peer) * SPC_HISTOGRAM_BINS + (size_t)bin;
+            __atomic_fetch_add(&per_peer[at], 1, __ATOMIC_RELAXED);
+        }
     }
 }
 
