@@ -28,7 +28,9 @@ static const int expected_class[] = {
     [SPC_KIND_HIGHWATERMARK] = MPI_T_PVAR_CLASS_HIGHWATERMARK,
 };
 
-enum { NUM_COMM_PVARS = SPC_NUM_COMM_COUNTERS + SPC_NUM_PEER_COUNTERS + SPC_NUM_HISTOGRAMS };
+/* The communicator and window variables: counters, per-peer arrays,
+ * histograms, histograms per peer (comm_counter_of). */
+enum { NUM_COMM_PVARS = SPC_NUM_COMM_COUNTERS + SPC_NUM_PEER_COUNTERS + 2 * SPC_NUM_HISTOGRAMS };
 
 /* The job's PML, and what each PML does not count (ompi_spc_pmls.def,
  * restated here on purpose). */
@@ -81,7 +83,8 @@ static unsigned long long how_many(int n, bool (*offered)(int))
 
 /* The communicator variable a name is: a communicator counter's id, or
  * SPC_NUM_COMM_COUNTERS + a per-peer array's (a window's under its own
- * prefix); -1 if it is neither. */
+ * prefix), then the histograms' and the histograms per peer's
+ * (OMPI_SPC_PEER_<NAME>); -1 if it is none. */
 static int comm_counter_of(const char *name)
 {
     for (int id = 0; id < SPC_NUM_PEER_COUNTERS; ++id) {
@@ -96,8 +99,14 @@ static int comm_counter_of(const char *name)
         return -1;
     }
     for (int id = 0; id < SPC_NUM_HISTOGRAMS; ++id) {
+        char per_peer[128];
+        snprintf(per_peer, sizeof per_peer, SPC_COUNTER_PREFIX "PEER_%s",
+                 spc_histogram_infos[id].name + strlen(SPC_COUNTER_PREFIX));
         if (strcmp(name + prefix, spc_histogram_infos[id].name) == 0) {
             return SPC_NUM_COMM_COUNTERS + SPC_NUM_PEER_COUNTERS + id;
+        }
+        if (strcmp(name + prefix, per_peer) == 0) {
+            return SPC_NUM_COMM_COUNTERS + SPC_NUM_PEER_COUNTERS + SPC_NUM_HISTOGRAMS + id;
         }
     }
     return spc_comm_counter_find(name + prefix);
@@ -126,7 +135,9 @@ static int histogram_of(const char *name)
 static spc_kind comm_kind(int comm_id, const char **description)
 {
     if (comm_id >= SPC_NUM_COMM_COUNTERS + SPC_NUM_PEER_COUNTERS) {
-        *description = spc_histogram_infos[comm_id - SPC_NUM_COMM_COUNTERS - SPC_NUM_PEER_COUNTERS].description;
+        *description =
+            spc_histogram_infos[(comm_id - SPC_NUM_COMM_COUNTERS - SPC_NUM_PEER_COUNTERS) % SPC_NUM_HISTOGRAMS]
+                .description;
         return SPC_KIND_COUNTER;
     }
     if (comm_id >= SPC_NUM_COMM_COUNTERS) {
