@@ -13,7 +13,7 @@
 
 /* In 64-bit mode rdtsc clears the upper halves of rax and rdx, so taking
  * them whole spares a zero extension per reading. */
-static inline uint64_t spc_rdtsc_(void)
+static inline __attribute__((always_inline)) uint64_t spc_rdtsc_(void)
 {
 #if defined(__x86_64__)
     uint64_t low, high;
