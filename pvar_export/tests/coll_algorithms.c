@@ -82,8 +82,10 @@ static void run(const char *name)
     }
 }
 
-/* Control variable name's value (an int), and its enumeration (or
- * MPI_T_ENUM_NULL) in *enumtype. */
+/* Control variable name's value (an int, or a bool as 0 or 1), and its
+ * enumeration (or MPI_T_ENUM_NULL) in *enumtype.  A bool's read writes one
+ * byte (MPI_C_BOOL: ompi/mpi/tool/mpit_common.c:106, cvar_read.c:81-82 in
+ * 4.1.4): read into an int, the other three were the stack's. */
 static int cvar_value(const char *name, MPI_T_enum *enumtype)
 {
     int num;
@@ -98,11 +100,12 @@ static int cvar_value(const char *name, MPI_T_enum *enumtype)
             continue;
         }
         MPI_T_cvar_handle handle;
-        int count, value;
+        int count, value = 0;
+        bool flag = false;
         MPI_OK(MPI_T_cvar_handle_alloc(index, NULL, &handle, &count));
-        MPI_OK(MPI_T_cvar_read(handle, &value));
+        MPI_OK(MPI_T_cvar_read(handle, MPI_C_BOOL == datatype ? (void *)&flag : (void *)&value));
         MPI_OK(MPI_T_cvar_handle_free(&handle));
-        return value;
+        return MPI_C_BOOL == datatype ? (int)flag : value;
     }
     spc_client_die("no control variable %s", name);
 }
