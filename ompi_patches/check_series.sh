@@ -7,6 +7,9 @@
 #   - every patch applies to the pristine tarball with git am, and with
 #     patch -p1 (build_ompi.sh's way where git is missing), neither with fuzz
 #     or offset (ompi_patches/series.sh apply), and both give the same tree;
+#   - no patch removes a line an earlier patch of the series added (each
+#     feature's patch holds its lines in their final form), and none adds a
+#     patch tool's leftover (*.orig, *.rej);
 #   - no tracked file outside results/ names a patch by its number (numbers
 #     change with the series; name a patch by its subject), and every
 #     subject quoted after the word patch is one of the series.
@@ -129,6 +132,27 @@ check_references() {
     return $bad
 }
 
+# check_rewrites PATCH...: no patch removes a line that an earlier patch of
+# the series added to the same file (a series by feature holds each line
+# in its final form), blank lines and lone braces aside; and no patch adds
+# a patch tool's leftover (*.orig, *.rej).  By content: a pristine line
+# equal to one an earlier patch added would be a false alarm (none today).
+check_rewrites() {
+    awk 'function trivial(s) { gsub(/[ \t]/, "", s); return s ~ /^([{}]|};|)$/ }
+         FNR == 1 { body = 0 }
+         /^diff --git / { body = 1; file = $4; sub(/^b\//, "", file); next }
+         !body || /^-- $/ { next }
+         /^\+\+\+ / { if ($2 ~ /\.(orig|rej)$/) { print FILENAME ": adds " $2 ", a leftover of a patch tool"; bad = 1 }
+                      next }
+         /^--- / { next }
+         /^\+/ { if (!trivial(substr($0, 2))) added[file SUBSEP substr($0, 2)] = FILENAME; next }
+         /^-/ { key = file SUBSEP substr($0, 2)
+                if (!trivial(substr($0, 2)) && (key in added) && added[key] != FILENAME) {
+                    n = split(added[key], p, "/"); m = split(FILENAME, q, "/")
+                    print q[m] ": removes a line " p[n] " added to " file ": " substr($0, 2); bad = 1 } }
+         END { exit bad }' "$@"
+}
+
 # applied DIR WITH TREE [partial]: DIR's series applied to a fresh pristine
 # TREE; partial: a tree of only the files the series changes (and VERSION),
 # enough for a control and much less to write.
@@ -199,6 +223,19 @@ for with in git patch; do
         applied "$scratch/fuzz" $with "$scratch/tree-fuzz-$with" partial
 done
 
+# Two patches, the second removing a line the first added; one adding a
+# leftover of patch(1).
+copy=$scratch/rewrites
+mkdir "$copy"
+printf 'Subject: [PATCH] %s: a\n\ndiff --git a/x.c b/x.c\n--- a/x.c\n+++ b/x.c\n@@ -1 +1,2 @@\n int a;\n+int planted;\n' \
+    spc >"$copy/first.patch"
+printf 'Subject: [PATCH] %s: b\n\ndiff --git a/x.c b/x.c\n--- a/x.c\n+++ b/x.c\n@@ -1,2 +1 @@\n int a;\n-int planted;\n' \
+    spc >"$copy/second.patch"
+expect_failure "a patch removing what an earlier one added" 'removes a line' check_rewrites "$copy/first.patch" "$copy/second.patch"
+printf 'Subject: [PATCH] %s: c\n\ndiff --git a/x.c.orig b/x.c.orig\n--- /dev/null\n+++ b/x.c.orig\n@@ -0,0 +1 @@\n+int a;\n' \
+    spc >"$copy/leftover.patch"
+expect_failure "a leftover of a patch tool" 'leftover' check_rewrites "$copy/leftover.patch"
+
 # (Made of pieces, so that this file does not hold what it looks for.)
 quote='"'
 area=$(subjects "$series" | sed -n "1s/:.*//p")
@@ -218,6 +255,8 @@ check_references "$series" "$scratch/references.txt" >/dev/null ||
 
 failed=0
 check_format "$series" || failed=1
+mapfile -t numbered < <(ls "$series"/[0-9][0-9][0-9][0-9]-*.patch | grep -v '/0000-cover-letter.patch$')
+check_rewrites "${numbered[@]}" || failed=1
 if $have_git && git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
     mapfile -d '' files < <(git -C "$repo" ls-files -z | grep -zv '^results/' | sed -z "s|^|$repo/|")
     check_references "$series" "${files[@]}" || failed=1
@@ -237,4 +276,5 @@ fi
 tools="patch -p1"
 $have_git && tools="git am and patch -p1"
 echo "series $version: $(subjects "$series" | wc -l) patches and a cover letter, numbered without gaps," \
-     "subjects within 72 characters, applied with $tools, no fuzz, no offset; $controls planted defects found"
+     "subjects within 72 characters, no line rewritten by a later patch," \
+     "applied with $tools, no fuzz, no offset; $controls planted defects found"

@@ -110,7 +110,7 @@ static int pvar_class(spc_kind kind)
  * holds the highest level since the handle's start or reset.  Open MPI gives
  * such a variable's callbacks the handle itself as obj_handle
  * (MCA_BASE_PVAR_FLAG_PER_HANDLE, of patch
- * "mpit: per-handle state for watermark variables"); MPI_T calls them under
+ * "mpit: performance variables with the standard's semantics"); MPI_T calls them under
  * its lock. */
 struct watermark_handle {
     const void *handle;  /* NULL: the entry is free */
@@ -419,7 +419,7 @@ static int traffic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, vo
     struct spc_comm *storage = pvar_storage(id, obj_handle, false);
     if (NULL == storage) {
         /* MPI_T_ERR_INVALID_HANDLE (patch
-         * "mpit: a failed read returns the variable's error") */
+         * "mpit: performance variables with the standard's semantics") */
         return OPAL_ERR_NOT_BOUND;
     }
     if (id >= FIRST_PEER_HISTOGRAM) {

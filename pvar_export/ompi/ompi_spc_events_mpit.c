@@ -5,7 +5,7 @@
  * work in ompi_spc_events.c; the MPI_T_ name is a weak alias of it, which
  * is what Open MPI's profiling layer makes of its other MPI_T functions
  * where weak symbols exist (ompi/mpi/tool/pvar_read.c:20-22).  Built by
- * patch "mpit: MPI_T events interface in mpi.h and libmpi", with the
+ * patch "mpit: MPI_T events, raised in ob1", with the
  * declarations it adds to mpi.h.
  */
 #include "ompi_config.h"

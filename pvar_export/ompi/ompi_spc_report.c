@@ -1,6 +1,6 @@
 /*
  * The finalize report of ompi-spc (built into Open MPI by patch
- * "build: compile ompi_spc_report.c beside ompi_spc.c"): with
+ * "spc: the finalize report, its CSV file and SPC's parameters"): with
  * mpi_spc_dump_enabled, rank 0 prints min / mean / max over ranks of every
  * counter; with mpi_spc_dump_file it also writes every rank's values as CSV.
  * When the message-size histograms counted, both hold them too: the table

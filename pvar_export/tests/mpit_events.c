@@ -18,7 +18,7 @@
  *   none        only at NONE: no callback may run where ob1 raises, so each
  *               event waits for the next safe point, the exit of the MPI
  *               call it was raised in (patch
- *               "mpit: event safe point at MPI function entry and exit"):
+ *               "mpit: MPI_T events, raised in ob1"):
  *               all K inserts by the return of the probe, one remove by
  *               the return of each receive, at level NONE;
  *   dropped     as none, run with mpi_spc_events_buffer = 4: inserts
@@ -408,7 +408,7 @@ static void check_forced_drops(void)
  * 0 sends right after one nobody asked for; that one arrives inside the
  * call, and its insert event, at level NONE, can run only at a safe point:
  * the one at the call's return (patch
- * "mpit: event safe point in wait, test and start bindings"), else it would
+ * "mpit: MPI_T events, raised in ob1"), else it would
  * wait for the next MPI call.  The raise time must lie inside the call, or
  * the round shows nothing (the message came during an earlier call) and is
  * tried again. */

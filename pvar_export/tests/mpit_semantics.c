@@ -599,7 +599,7 @@ int main(int argc, char **argv)
     CHECK_EQ_U64(read_handle(late, send), 0 == test_rank ? LATE_SENDS : 0, "SEND after MPI_Finalize");
     MPI_OK(MPI_T_pvar_session_free(&late));
     /* After MPI_Finalize: stock Open MPI 4.1.4 crashed here (patch
-     * "mpi: keep OPAL's classes while MPI_T still uses them"). */
+     * "mpit: MPI_T and SPC from the first init to the last finalize"). */
     MPI_OK(MPI_T_finalize());
     return finish("mpit_semantics");
 }

@@ -1,5 +1,5 @@
 /* SPC with MPI sessions alone (Open MPI 5.0, the patch
- * "spc: start with every MPI instance, MPI sessions too"): no MPI_Init, so SPC starts in
+ * "mpit: MPI_T and SPC from the first init to the last finalize"): no MPI_Init, so SPC starts in
  * MPI_Session_init and ends in the last MPI_Session_finalize.  Two ranks,
  * two sessions at once: rank 0 sends, rank 1 receives, over the first
  * session's communicator, then over the second's, and MPI_T reads exactly

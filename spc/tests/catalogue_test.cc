@@ -24,11 +24,10 @@ TEST(Catalogue, HoldsUpstreamCountersInUpstreamOrderThenOurs)
 {
     // Upstream 4.1.4 has 108 counters, SEND first and MAX_OOS_IN_QUEUE last
     // (ompi/runtime/ompi_spc.h:52-161); the paper's OOS_MATCH_TIME follows,
-    // then the matched probes (patch
-    // "spc: count MPI_Mprobe, MPI_Improbe and MPI_Imrecv") and MPI_Comm_dup
-    // (patch "spc: count MPI_Comm_dup"), then the MPI 4.0 calls Open MPI 5.0
-    // counts (upstream 5.0.7's and v5.0.x's names), then the one-sided
-    // accumulates (patch "spc: count MPI's one-sided accumulates"), then
+    // then the matched probes and MPI_Comm_dup, then the MPI 4.0 calls
+    // Open MPI 5.0 counts (upstream 5.0.7's and v5.0.x's names), then the
+    // one-sided accumulates (patch
+    // "spc: count the MPI calls upstream leaves out" counts the three), then
     // time inside MPI: in all, 5 families, 31 calls, then coll tuned's
     // algorithms: 14 collectives, 66 algorithms, 13 byte counts (issue 35),
     // then the collectives by kind: 3 kinds, calls and bytes (issue 38).

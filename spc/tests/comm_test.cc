@@ -37,7 +37,7 @@ TEST(CommCounters, RowsNameCatalogueCountersOnce)
 }
 
 // A match timed into a communicator, as ob1's are (patch
-// "ob1: MATCH_TIME per communicator").
+// "ob1: counters bound to communicators").
 __attribute__((noinline)) void timed_match(struct spc_comm *comm, int timed)
 {
     spc_timer_t timer = {0, 0};

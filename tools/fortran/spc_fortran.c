@@ -222,7 +222,7 @@ int spc_fortran_free(int handle)
     if (SPC_FORTRAN_OK != rc) {
         return rc;
     }
-    rc = MPI_T_pvar_handle_free(session, found); /* stops it (patch "mpit: stop a started pvar handle when it is freed") */
+    rc = MPI_T_pvar_handle_free(session, found); /* stops it (patch "mpit: performance variables with the standard's semantics") */
     *found = MPI_T_PVAR_HANDLE_NULL;
     if (MPI_SUCCESS != rc) {
         return fail(SPC_FORTRAN_MPI_T, "spc_counters: MPI_T_pvar_handle_free of handle %d failed: %s", handle,
