@@ -23,6 +23,11 @@ makes, in MPI_COMM_WORLD ranks:
          traffic,collectives): each rank's COLL_<KIND> counters of each
          communicator in REPORT.comms.csv, predicted here, and the
          process-wide ones in REPORT.csv, their sums; no user cell.
+  neighbours  every neighbourhood collective on three topologies (a
+         periodic ring of ranks 0 to 2, a 2 x 2 grid with MPI_PROC_NULL
+         and doubled neighbours, a distributed graph with a self edge):
+         each topology's all-to-all kind predicted here from the
+         topologies' definitions (neighbours_of), as for collectives.
 
 Every row's sent and received cells of point-to-point traffic agree (what
 rank r sent to p, p received from r).  With --monitoring, Open MPI's own monitoring (seed 003,
@@ -36,7 +41,10 @@ of collectives, its collectives by kind ("O2A", "A2O", "A2A") are ours
 but for what its sums count that the data does not move (a scatterv
 root's own block, one more rank in a scan, an in-place call's ignored send
 arguments), and on MPI_COMM_WORLD, which also carries Open MPI's own
-collectives, at least ours; it counts persistent sends (the linear
+collectives, at least ours; on the ring of neighbours-ring (run in place
+of neighbours: monitoring reads every topology as Cartesian and numbers
+a Cartesian one's blocks without its MPI_PROC_NULL neighbours), its
+collectives by kind are ours; it counts persistent sends (the linear
 alltoall(v,w)) as user traffic whatever their tag, so there its user and
 internal cells are taken together.  The heatmap script draws the bcast matrix and refuses
 the report's main CSV with one line; a matrix path that cannot be written
@@ -62,7 +70,7 @@ def check(condition, what):
 
 
 def run(mpirun, program, mpirun_args, pattern, report, extra=()):
-    attach = "traffic,collectives" if pattern == "collectives" else "traffic"
+    attach = "traffic,collectives" if pattern == "collectives" or pattern.startswith("neighbours") else "traffic"
     command = [mpirun, "-np", str(RANKS), *mpirun_args, "--mca", "mpi_spc_attach", attach,
                "--mca", "mpi_spc_dump_enabled", "true", "--mca", "mpi_spc_dump_file", report, *extra,
                program, pattern]
@@ -131,13 +139,45 @@ def collectives_of(n, r):
     return {name: (len(values), sum(values)) for name, values in zip(KINDS, (one_to_all, all_to_one, all_to_all))}
 
 
+# comm_matrix.c's topologies: {name: (members in world ranks, out-neighbours
+# of each member in MPI's order, None for MPI_PROC_NULL)}
+def pair_count(a, b):
+    """comm_matrix.c's count of a block from a to b"""
+    return 1 + (a + 2 * b) % 3
+
+
+NEIGHBOURHOODS = {
+    # periodic line of 3: at -1, at +1
+    "neighbours ring": ([0, 1, 2], {r: [(r - 1) % 3, (r + 1) % 3] for r in range(3)}),
+    # 2 x 2, row-major: dimension 0 not periodic, dimension 1 periodic of 2
+    "neighbours grid": (list(range(4)), {r: [r - 2 if r >= 2 else None, r + 2 if r < 2 else None, r ^ 1, r ^ 1]
+                                         for r in range(4)}),
+    # rank r sends to the r + 1 ranks after it (rank 3 to itself too)
+    "neighbours graph": (list(range(4)), {r: [(r + j) % 4 for j in range(1, r + 2)] for r in range(4)}),
+}
+
+
+def neighbours_of(name, r):
+    """comm_matrix.c's neighbourhood collectives on topology name at its
+    rank r: {counter: (calls, bytes)}: to every out-neighbour but
+    MPI_PROC_NULL and r itself."""
+    I = 4
+    others = [t for t in NEIGHBOURHOODS[name][1][r] if t is not None and t != r]
+    blocks = len(others)
+    counted = sum(pair_count(r, t) * I for t in others)
+    typed = sum(pair_count(r, t) * (8 if (r + t) % 2 else 4) for t in others)
+    all_to_all = [3 * I * blocks, I * blocks, 3 * I * blocks, 3 * I * blocks, 2 * I * blocks, I * blocks,
+                  counted, counted, typed, typed]
+    return {"COLL_ONE_TO_ALL": (0, 0), "COLL_ALL_TO_ONE": (0, 0), "COLL_ALL_TO_ALL": (len(all_to_all), sum(all_to_all))}
+
+
 def split_rank(rank):
     """comm_matrix.c's split: by parity, in reverse rank order."""
     members = sorted((r for r in range(RANKS) if r % 2 == rank % 2), reverse=True)
     return len(members), members.index(rank)
 
 
-def check_collectives(report):
+def check_collectives(report, pattern="collectives"):
     rows = {}
     with open(report[:-4] + ".comms.csv", newline="") as f:
         for row in csv.DictReader(f):
@@ -147,16 +187,20 @@ def check_collectives(report):
         for row in csv.DictReader(f):
             totals[(int(row["rank"]), row["counter"])] = int(row["value"])
     for rank in range(RANKS):
-        world, split = collectives_of(RANKS, rank), collectives_of(*split_rank(rank))
-        for comm, want in (("MPI_COMM_WORLD", world), (SPLIT, split)):
+        if pattern == "collectives":
+            comms = {"MPI_COMM_WORLD": collectives_of(RANKS, rank), SPLIT: collectives_of(*split_rank(rank))}
+        else:
+            names = ["neighbours ring"] + ([] if pattern == "neighbours-ring" else ["neighbours grid", "neighbours graph"])
+            comms = {name: neighbours_of(name, rank) for name in names if rank in NEIGHBOURHOODS[name][0]}
+        for comm, want in comms.items():
             got = {name: (rows.get((rank, comm, "OMPI_SPC_" + name)), rows.get((rank, comm, f"OMPI_SPC_{name}_BYTES")))
                    for name in KINDS}
-            check(got == want, f"collectives: rank {rank}'s {comm} counts its collectives by kind: "
+            check(got == want, f"{pattern}: rank {rank}'s {comm} counts its collectives by kind: "
                   + ("" if got == want else f"got {got}, expected {want}"))
         got = {name: (totals.get((rank, "OMPI_SPC_" + name)), totals.get((rank, f"OMPI_SPC_{name}_BYTES")))
                for name in KINDS}
-        want = {name: tuple(a + b for a, b in zip(world[name], split[name])) for name in KINDS}
-        check(got == want, f"collectives: rank {rank}'s process-wide counters are both communicators' sums: "
+        want = {name: tuple(map(sum, zip(*(c[name] for c in comms.values())))) or (0, 0) for name in KINDS}
+        check(got == want, f"{pattern}: rank {rank}'s process-wide counters are its communicators' sums: "
               + ("" if got == want else f"got {got}, expected {want}"))
 
 
@@ -200,8 +244,17 @@ def check_monitoring_collectives(prefix):
               f"collectives: monitoring's MPI_COMM_WORLD at rank {rank} has at least our calls: {got} and {world}")
 
 
+def check_monitoring_neighbours(prefix):
+    """Monitoring's collectives by kind on the ring of neighbours-ring: ours."""
+    theirs = read_monitoring_collectives(prefix)
+    for rank in NEIGHBOURHOODS["neighbours ring"][0]:
+        got, want = theirs.get((rank, "0,1,2")), neighbours_of("neighbours ring", rank)
+        check(got == want, f"neighbours-ring: monitoring's ring (0,1,2) at rank {rank} is ours: "
+              + ("" if got == want else f"monitoring's {got}, expected {want}"))
+
+
 def predicted(pattern):
-    if pattern == "collectives":
+    if pattern == "collectives" or pattern.startswith("neighbours"):
         return {}
     if pattern.startswith("one-sided"):
         return one_sided_cells()
@@ -247,7 +300,8 @@ def check_monitoring(cells, prefix, pattern):
                 del theirs[(kind, rank, peer)]
     user = ({k: v for k, v in ours.items() if k[0] == "user"}, {k: v for k, v in theirs.items() if k[0] == "user"})
     # the one-sided and collectives patterns have no user traffic: both empty
-    check(user[0] == user[1] and (user[0] or pattern in ("one-sided", "one-sided-kept", "collectives")),
+    check(user[0] == user[1] and (user[0] or pattern in ("one-sided", "one-sided-kept", "collectives",
+                                                        "neighbours-ring")),
           f"{pattern}: monitoring's user matrix sent is ours: "
           + ("" if user[0] == user[1] else f"ours {sorted(user[0].items())}, monitoring's {sorted(user[1].items())}"))
     above = {k: (v, theirs.get(k)) for k, v in ours.items()
@@ -279,7 +333,8 @@ def main():
         sys.exit(__doc__)
     mpirun, program, mpirun_args = arguments[0], arguments[1], arguments[2:]
     with tempfile.TemporaryDirectory() as work:
-        for pattern in ("bcast", "ring", "split", "one-sided", "one-sided-kept", "collectives"):
+        for pattern in ("bcast", "ring", "split", "one-sided", "one-sided-kept", "collectives",
+                        "neighbours-ring" if monitoring else "neighbours"):
             report = os.path.join(work, pattern + ".csv")
             prefix = os.path.join(work, "monitoring-" + pattern)
             watching = ["--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",
@@ -301,12 +356,14 @@ def main():
             check(got == want, f"{pattern}: the {' and '.join(kinds)} cells are exactly the traffic's: "
                   + ("" if got == want else f"got {sorted(got.items())}, expected {sorted(want.items())}"))
             check_consistent(cells, pattern)
-            if pattern == "collectives":
-                check_collectives(report)
+            if pattern == "collectives" or pattern.startswith("neighbours"):
+                check_collectives(report, pattern)
             if monitoring:
                 check_monitoring(cells, prefix, pattern)
                 if pattern == "collectives":
                     check_monitoring_collectives(prefix)
+                if pattern == "neighbours-ring":
+                    check_monitoring_neighbours(prefix)
             if pattern == "split":
                 internal = sorted(k for k in cells if k[0] == "internal")
                 print(f"     split: internal cells (the split's making): {internal}")

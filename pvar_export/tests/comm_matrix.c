@@ -33,10 +33,22 @@
  *          and a broadcast of 0 elements (which runs nothing).  MPI_T
  *          handles bound to each communicator read its COLL_<KIND> counters,
  *          which this program predicts itself.
+ *   neighbours  every neighbourhood collective, blocking and nonblocking,
+ *          on three topologies of MPI_COMM_WORLD's ranks: "neighbours
+ *          ring", a periodic line of ranks 0 to 2; "neighbours grid", 2 x 2,
+ *          the first dimension not periodic (MPI_PROC_NULL neighbours), the
+ *          second periodic of 2 (both neighbours the same rank); and
+ *          "neighbours graph", a distributed graph in which rank r sends to
+ *          the r + 1 ranks after it (rank 3 to itself too).  Each call's
+ *          bytes are the blocks to the neighbours MPI_Cart_shift and
+ *          MPI_Dist_graph_neighbors name, but MPI_PROC_NULL and the rank
+ *          itself; MPI_T handles bound to each topology read them.
+ *   neighbours-ring  the ring alone (the topology seed 003's monitoring
+ *          reads right, for check_matrix.py --monitoring).
  *
  * No other call communicates between MPI_Init and MPI_Finalize.
  *
- * usage: comm_matrix bcast|ring|split|one-sided|one-sided-kept|collectives
+ * usage: comm_matrix bcast|ring|split|one-sided|one-sided-kept|collectives|neighbours|neighbours-ring
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -281,8 +293,99 @@ static void collective_calls(MPI_Comm comm, unsigned long long expected[KINDS][2
 #undef ADD
 }
 
-/* The collectives pattern on comm, read through MPI_T handles bound to it. */
-static void collectives_on(MPI_Comm comm)
+/* The neighbourhood collectives on comm, a communicator with a topology:
+ * each call with its blocks, counts[slot] of type to the slot-th
+ * neighbour and from the slot-th source (MPI_Dist_graph_neighbors's
+ * order, which is MPI_Cart_shift's for a Cartesian topology), and what it
+ * adds to this rank's all-to-all kind: the blocks to neighbours other
+ * than MPI_PROC_NULL and the rank itself.  A block's count is its pair's
+ * (pair_count), so that each side of a pair agrees on it. */
+static int pair_count(int from, int to)
+{
+    return 1 + (from + 2 * to) % 3;
+}
+
+static void neighbourhood_calls(MPI_Comm comm, unsigned long long expected[KINDS][2])
+{
+    int me, sources = 0, destinations = 0, weighted;
+    int source[2 * MAX_RANKS], destination[2 * MAX_RANKS];
+    MPI_OK(MPI_Comm_rank(comm, &me));
+    int topology;
+    MPI_OK(MPI_Topo_test(comm, &topology));
+    if (MPI_CART == topology) {
+        int dims;
+        MPI_OK(MPI_Cartdim_get(comm, &dims));
+        for (int dim = 0; dim < dims; ++dim, sources += 2, destinations += 2) {
+            MPI_OK(MPI_Cart_shift(comm, dim, 1, &source[sources], &destination[destinations + 1]));
+            source[sources + 1] = destination[destinations + 1];
+            destination[destinations] = source[sources];
+        }
+    } else {
+        MPI_OK(MPI_Dist_graph_neighbors_count(comm, &sources, &destinations, &weighted));
+        int weights[2][2 * MAX_RANKS];  /* not MPI_UNWEIGHTED, which GCC takes for an array of size 0 */
+        MPI_OK(MPI_Dist_graph_neighbors(comm, sources, source, weights[0], destinations, destination, weights[1]));
+    }
+    const unsigned long long I = sizeof(int);
+    int out[8 * MAX_RANKS] = {0}, in[8 * MAX_RANKS];
+    int counts[2 * MAX_RANKS], displs[2 * MAX_RANKS], recvcounts[2 * MAX_RANKS], rdispls[2 * MAX_RANKS];
+    MPI_Datatype types[2 * MAX_RANKS], recvtypes[2 * MAX_RANKS];
+    int same[2 * MAX_RANKS];
+    unsigned long long blocks = 0, counted = 0, typed = 0;
+    for (int i = 0; i < destinations; ++i) {
+        const int to = destination[i];
+        const int other = MPI_PROC_NULL != to && me != to;
+        counts[i] = MPI_PROC_NULL == to ? 7 : pair_count(me, to);  /* MPI reads no count of MPI_PROC_NULL's */
+        types[i] = MPI_PROC_NULL != to && (me + to) % 2 ? MPI_DOUBLE : MPI_INT;
+        displs[i] = 4 * i;
+        blocks += other;
+        counted += other ? (unsigned long long)counts[i] * I : 0;
+        typed += other ? (unsigned long long)counts[i] * (MPI_DOUBLE == types[i] ? sizeof(double) : sizeof(int)) : 0;
+    }
+    for (int i = 0; i < sources; ++i) {
+        const int from = source[i];
+        recvcounts[i] = MPI_PROC_NULL == from ? 0 : pair_count(from, me);
+        recvtypes[i] = MPI_PROC_NULL != from && (me + from) % 2 ? MPI_DOUBLE : MPI_INT;
+        rdispls[i] = 4 * i;
+        same[i] = 3;
+    }
+    MPI_Request request;
+#define ADD(bytes) (expected[ALL_TO_ALL][0] += 1, expected[ALL_TO_ALL][1] += (bytes))
+    MPI_OK(MPI_Neighbor_allgather(out, 3, MPI_INT, in, 3, MPI_INT, comm));
+    ADD(3 * I * blocks);
+    MPI_OK(MPI_Ineighbor_allgather(out, 1, MPI_INT, in, 1, MPI_INT, comm, &request));
+    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    ADD(I * blocks);
+    MPI_OK(MPI_Neighbor_allgatherv(out, 3, MPI_INT, in, same, rdispls, MPI_INT, comm));
+    ADD(3 * I * blocks);
+    MPI_OK(MPI_Ineighbor_allgatherv(out, 3, MPI_INT, in, same, rdispls, MPI_INT, comm, &request));
+    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    ADD(3 * I * blocks);
+    MPI_OK(MPI_Neighbor_alltoall(out, 2, MPI_INT, in, 2, MPI_INT, comm));
+    ADD(2 * I * blocks);
+    MPI_OK(MPI_Ineighbor_alltoall(out, 1, MPI_INT, in, 1, MPI_INT, comm, &request));
+    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    ADD(I * blocks);
+    MPI_OK(MPI_Neighbor_alltoallv(out, counts, displs, MPI_INT, in, recvcounts, rdispls, MPI_INT, comm));
+    ADD(counted);
+    MPI_OK(MPI_Ineighbor_alltoallv(out, counts, displs, MPI_INT, in, recvcounts, rdispls, MPI_INT, comm, &request));
+    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    ADD(counted);
+    MPI_Aint wdispls[2 * MAX_RANKS], wrdispls[2 * MAX_RANKS];
+    for (int i = 0; i < 2 * MAX_RANKS; ++i) {
+        wdispls[i] = wrdispls[i] = 32 * i;  /* bytes */
+    }
+    MPI_OK(MPI_Neighbor_alltoallw(out, counts, wdispls, types, in, recvcounts, wrdispls, recvtypes, comm));
+    ADD(typed);
+    MPI_OK(MPI_Ineighbor_alltoallw(out, counts, wdispls, types, in, recvcounts, wrdispls, recvtypes, comm,
+                                   &request));
+    MPI_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    ADD(typed);
+#undef ADD
+}
+
+/* The collectives pattern on comm, read through MPI_T handles bound to it:
+ * calls makes the collectives and predicts what each kind counts. */
+static void collectives_on(MPI_Comm comm, void (*calls)(MPI_Comm, unsigned long long[KINDS][2]))
 {
     MPI_T_pvar_session session;
     MPI_OK(MPI_T_pvar_session_create(&session));
@@ -294,7 +397,7 @@ static void collectives_on(MPI_Comm comm)
         handles[k][1] = started_comm_handle(session, name, comm);
     }
     unsigned long long expected[KINDS][2] = {{0}};
-    collective_calls(comm, expected);
+    calls(comm, expected);
     for (int k = 0; k < KINDS; ++k) {
         for (int b = 0; b < 2; ++b) {
             unsigned long long got;
@@ -305,6 +408,46 @@ static void collectives_on(MPI_Comm comm)
         }
     }
     MPI_OK(MPI_T_pvar_session_free(&session));
+}
+
+/* The neighbours pattern (4 ranks; ring_only: its ring alone). */
+static void neighbourhoods(int rank, int size, int ring_only)
+{
+    if (4 != size) {
+        spc_client_die("neighbours: 4 ranks, not %d", size);
+    }
+    MPI_Comm ring, grid, graph;
+    MPI_OK(MPI_Cart_create(MPI_COMM_WORLD, 1, (int[]){3}, (int[]){1}, 0, &ring));
+    if (MPI_COMM_NULL != ring) {
+        MPI_OK(MPI_Comm_set_name(ring, "neighbours ring"));
+        collectives_on(ring, neighbourhood_calls);
+        MPI_OK(MPI_Comm_free(&ring));
+    }
+    if (ring_only) {
+        return;
+    }
+    MPI_OK(MPI_Cart_create(MPI_COMM_WORLD, 2, (int[]){2, 2}, (int[]){0, 1}, 0, &grid));
+    MPI_OK(MPI_Comm_set_name(grid, "neighbours grid"));
+    collectives_on(grid, neighbourhood_calls);
+    MPI_OK(MPI_Comm_free(&grid));
+    /* rank r sends to r + 1, ..., r + r + 1 (mod 4): each source names r */
+    int sources[4], destinations[4], n_sources = 0;
+    for (int r = 0; r < size; ++r) {
+        for (int j = 1; j <= r + 1; ++j) {
+            if ((r + j) % size == rank) {
+                sources[n_sources++] = r;
+            }
+        }
+    }
+    for (int j = 1; j <= rank + 1; ++j) {
+        destinations[j - 1] = (rank + j) % size;
+    }
+    const int ones[4] = {1, 1, 1, 1};  /* weights, not MPI_UNWEIGHTED: as above */
+    MPI_OK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, n_sources, sources, ones, rank + 1, destinations, ones,
+                                          MPI_INFO_NULL, 0, &graph));
+    MPI_OK(MPI_Comm_set_name(graph, "neighbours graph"));
+    collectives_on(graph, neighbourhood_calls);
+    MPI_OK(MPI_Comm_free(&graph));
 }
 
 int main(int argc, char **argv)
@@ -354,15 +497,18 @@ int main(int argc, char **argv)
     } else if (0 == strcmp(pattern, "one-sided") || 0 == strcmp(pattern, "one-sided-kept")) {
         one_sided(size, 0 == strcmp(pattern, "one-sided-kept"));
     } else if (0 == strcmp(pattern, "collectives")) {
-        collectives_on(MPI_COMM_WORLD);
+        collectives_on(MPI_COMM_WORLD, collective_calls);
         MPI_Comm split;
         MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &split));
         MPI_OK(MPI_Comm_set_name(split, "collectives split"));
-        collectives_on(split);
+        collectives_on(split, collective_calls);
         MPI_OK(MPI_Comm_free(&split));
+    } else if (0 == strcmp(pattern, "neighbours") || 0 == strcmp(pattern, "neighbours-ring")) {
+        neighbourhoods(rank, size, 0 == strcmp(pattern, "neighbours-ring"));
     } else {
         if (0 == rank) {
-            fprintf(stderr, "usage: comm_matrix bcast|ring|split|one-sided|one-sided-kept|collectives\n");
+            fprintf(stderr, "usage: comm_matrix bcast|ring|split|one-sided|one-sided-kept|collectives|"
+                    "neighbours|neighbours-ring\n");
         }
         MPI_T_finalize();
         MPI_Finalize();
