@@ -25,7 +25,8 @@ makes, in MPI_COMM_WORLD ranks:
          process-wide ones in REPORT.csv, their sums; no user cell.
   neighbours  every neighbourhood collective on three topologies (a
          periodic ring of ranks 0 to 2, a 2 x 2 grid with MPI_PROC_NULL
-         and doubled neighbours, a distributed graph with a self edge):
+         and doubled neighbours, a distributed graph with a self edge, a
+         graph):
          each topology's all-to-all kind predicted here from the
          topologies' definitions (neighbours_of), as for collectives.
 
@@ -153,7 +154,9 @@ NEIGHBOURHOODS = {
     "neighbours grid": (list(range(4)), {r: [r - 2 if r >= 2 else None, r + 2 if r < 2 else None, r ^ 1, r ^ 1]
                                          for r in range(4)}),
     # rank r sends to the r + 1 ranks after it (rank 3 to itself too)
-    "neighbours graph": (list(range(4)), {r: [(r + j) % 4 for j in range(1, r + 2)] for r in range(4)}),
+    "neighbours dist graph": (list(range(4)), {r: [(r + j) % 4 for j in range(1, r + 2)] for r in range(4)}),
+    # MPI_Graph_create's edges 0-1, 0-2, 1-2, 2-3
+    "neighbours graph": (list(range(4)), {0: [1, 2], 1: [0, 2], 2: [0, 1, 3], 3: [2]}),
 }
 
 
@@ -190,7 +193,8 @@ def check_collectives(report, pattern="collectives"):
         if pattern == "collectives":
             comms = {"MPI_COMM_WORLD": collectives_of(RANKS, rank), SPLIT: collectives_of(*split_rank(rank))}
         else:
-            names = ["neighbours ring"] + ([] if pattern == "neighbours-ring" else ["neighbours grid", "neighbours graph"])
+            names = ["neighbours ring"] + ([] if pattern == "neighbours-ring"
+                                           else ["neighbours grid", "neighbours dist graph", "neighbours graph"])
             comms = {name: neighbours_of(name, rank) for name in names if rank in NEIGHBOURHOODS[name][0]}
         for comm, want in comms.items():
             got = {name: (rows.get((rank, comm, "OMPI_SPC_" + name)), rows.get((rank, comm, f"OMPI_SPC_{name}_BYTES")))

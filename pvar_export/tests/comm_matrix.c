@@ -37,11 +37,12 @@
  *          on three topologies of MPI_COMM_WORLD's ranks: "neighbours
  *          ring", a periodic line of ranks 0 to 2; "neighbours grid", 2 x 2,
  *          the first dimension not periodic (MPI_PROC_NULL neighbours), the
- *          second periodic of 2 (both neighbours the same rank); and
- *          "neighbours graph", a distributed graph in which rank r sends to
- *          the r + 1 ranks after it (rank 3 to itself too).  Each call's
- *          bytes are the blocks to the neighbours MPI_Cart_shift and
- *          MPI_Dist_graph_neighbors name, but MPI_PROC_NULL and the rank
+ *          second periodic of 2 (both neighbours the same rank);
+ *          "neighbours dist graph", in which rank r sends to the r + 1
+ *          ranks after it (rank 3 to itself too); and "neighbours graph",
+ *          edges 0-1, 0-2, 1-2, 2-3.  Each call's bytes are the blocks to
+ *          the neighbours MPI_Cart_shift, MPI_Dist_graph_neighbors and
+ *          MPI_Graph_neighbors name, but MPI_PROC_NULL and the rank
  *          itself; MPI_T handles bound to each topology read them.
  *   neighbours-ring  the ring alone (the topology seed 003's monitoring
  *          reads right, for check_matrix.py --monitoring).
@@ -320,6 +321,11 @@ static void neighbourhood_calls(MPI_Comm comm, unsigned long long expected[KINDS
             source[sources + 1] = destination[destinations + 1];
             destination[destinations] = source[sources];
         }
+    } else if (MPI_GRAPH == topology) {
+        MPI_OK(MPI_Graph_neighbors_count(comm, me, &sources));
+        MPI_OK(MPI_Graph_neighbors(comm, me, 2 * MAX_RANKS, source));
+        destinations = sources;
+        memcpy(destination, source, sizeof source);
     } else {
         MPI_OK(MPI_Dist_graph_neighbors_count(comm, &sources, &destinations, &weighted));
         int weights[2][2 * MAX_RANKS];  /* not MPI_UNWEIGHTED, which GCC takes for an array of size 0 */
@@ -445,6 +451,11 @@ static void neighbourhoods(int rank, int size, int ring_only)
     const int ones[4] = {1, 1, 1, 1};  /* weights, not MPI_UNWEIGHTED: as above */
     MPI_OK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, n_sources, sources, ones, rank + 1, destinations, ones,
                                           MPI_INFO_NULL, 0, &graph));
+    MPI_OK(MPI_Comm_set_name(graph, "neighbours dist graph"));
+    collectives_on(graph, neighbourhood_calls);
+    MPI_OK(MPI_Comm_free(&graph));
+    /* edges 0-1, 0-2, 1-2, 2-3, each both ways */
+    MPI_OK(MPI_Graph_create(MPI_COMM_WORLD, 4, (int[]){2, 4, 7, 8}, (int[]){1, 2, 0, 2, 0, 1, 3, 2}, 0, &graph));
     MPI_OK(MPI_Comm_set_name(graph, "neighbours graph"));
     collectives_on(graph, neighbourhood_calls);
     MPI_OK(MPI_Comm_free(&graph));
