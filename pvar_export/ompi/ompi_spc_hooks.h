@@ -187,7 +187,8 @@ static inline uint64_t ompi_spc_coll_blocks(ompi_communicator_t *comm, const voi
 
 /* The bytes of counts, one per rank of comm (of its remote group for an
  * intercommunicator), but rank self's on an intracommunicator (-1: none),
- * in one datatype or, if types is not NULL, each in its own. */
+ * in one datatype (its size taken once) or, if types is not NULL, each in
+ * its own. */
 static inline uint64_t ompi_spc_coll_counts(ompi_communicator_t *comm, const int *counts, int self,
                                             const ompi_datatype_t *type, ompi_datatype_t *const *types)
 {
@@ -196,10 +197,10 @@ static inline uint64_t ompi_spc_coll_counts(ompi_communicator_t *comm, const int
     uint64_t bytes = 0;
     for (int i = 0; i < n; ++i) {
         if (inter || i != self) {
-            bytes += ompi_spc_data_bytes(counts[i], NULL != types ? types[i] : type);
+            bytes += NULL != types ? ompi_spc_data_bytes(counts[i], types[i]) : (uint64_t)counts[i];
         }
     }
-    return bytes;
+    return NULL != types ? bytes : ompi_spc_data_bytes(bytes, type);
 }
 
 static inline __attribute__((always_inline)) void
