@@ -248,12 +248,86 @@ static bool is_window_pvar(int id)
     return id >= FIRST_PEER && id < FIRST_COMM_HISTOGRAM && spc_peer_counter_infos[id - FIRST_PEER].window;
 }
 
+/* ---- Per-peer arrays readable live (mpi_spc_live with traffic, spc/live.h) */
+
+/* Writes into storage's live file (if it is one, not yet named) each peer's
+ * rank in the job, as add_to_matrix places it: its process name's vpid, -1
+ * for a process of another job.  Once per storage, when it is made, off the
+ * fast path: readers count a storage only once it is named. */
+static void live_name(ompi_group_t *peers, struct spc_comm *storage)
+{
+    if (NULL == storage || !spc_comm_live_unnamed(storage)) {
+        return;
+    }
+    int32_t *ranks = malloc((size_t)(storage->peers > 0 ? storage->peers : 1) * sizeof *ranks);
+    if (NULL == ranks) {
+        return;  /* named when freed (record_comm), or left out by readers, who say so */
+    }
+    for (int peer = 0; peer < storage->peers; ++peer) {
+        const opal_process_name_t name = ompi_group_get_proc_name(peers, peer);
+        ranks[peer] = name.jobid == OMPI_PROC_MY_NAME->jobid && name.vpid < ompi_process_info.num_procs
+                          ? (int32_t)name.vpid : -1;
+    }
+    (void)spc_comm_live_name(storage, ranks);
+    free(ranks);
+}
+
+/* libspc made storage as a live file inside a PML's add_comm (ob1 makes it
+ * there itself, patch "ob1: storage for every communicator under traffic",
+ * without telling us which communicator).  The communicator is already in
+ * ompi_mpi_communicators (4.1.4 ompi/communicator/comm_cid.c:435 before
+ * add_comm at :508; 5.0.7 :802 before :965) with its PML structure attached
+ * and no storage yet: the one such communicator of storage's size is it.
+ * Two made at once by two threads with the same size cannot be told apart:
+ * then neither is named here, and record_comm names it when it is freed. */
+static void live_storage_made(struct spc_comm *storage)
+{
+    if (NULL == ompi_spc_comm_storage) {
+        return;
+    }
+    ompi_communicator_t *found = NULL;
+    int candidates = 0;
+    for (int cid = 0; cid < opal_pointer_array_get_size(&ompi_mpi_communicators); ++cid) {
+        ompi_communicator_t *comm = opal_pointer_array_get_item(&ompi_mpi_communicators, cid);
+        if (NULL == comm || &ompi_mpi_comm_null.comm == comm || OMPI_COMM_IS_FREED(comm) ||
+            NULL == comm->c_pml_comm || NULL == comm->c_remote_group ||
+            comm->c_remote_group->grp_proc_count != storage->peers ||
+            NULL != ompi_spc_comm_storage(comm, false)) {
+            continue;
+        }
+        found = comm;
+        ++candidates;
+    }
+    if (1 == candidates) {
+        live_name(found->c_remote_group, storage);
+    }
+}
+
+/* With traffic attached and live on: every storage made from now on is a
+ * file that readers outside the job map (spc-matrix). */
+static void live_peers_start(void)
+{
+    if (!ompi_mpi_spc_live) {
+        return;
+    }
+    char message[1024];
+    spc_comm_live_created_callback(live_storage_made);
+    if (SPC_SUCCESS != spc_live_peers_start(message, sizeof message)) {
+        spc_comm_live_created_callback(NULL);
+        opal_output(0, "spc: mpi_spc_live: %s", message);
+    }
+}
+
 static struct spc_comm *storage_of(void *comm, bool create)
 {
     if (&freed_object == comm || NULL == comm || NULL == ompi_spc_comm_storage) {
         return NULL;
     }
-    return ompi_spc_comm_storage((ompi_communicator_t *)comm, create);
+    struct spc_comm *storage = ompi_spc_comm_storage((ompi_communicator_t *)comm, create);
+    if (create) {
+        live_name(((ompi_communicator_t *)comm)->c_remote_group, storage);
+    }
+    return storage;
 }
 
 /* MPI_T calls it under its lock, but a one-sided site may load the pointer
@@ -264,6 +338,7 @@ static struct spc_comm *win_storage(ompi_win_t *win, bool create)
     struct spc_comm *storage = __atomic_load_n(&win->w_spc, __ATOMIC_ACQUIRE);
     if (NULL == storage && create) {
         storage = spc_comm_create(ompi_group_size(win->w_group));
+        live_name(win->w_group, storage);
         __atomic_store_n(&win->w_spc, storage, __ATOMIC_RELEASE);
     }
     return storage;
@@ -371,6 +446,7 @@ static void record_comm(ompi_communicator_t *comm)
         return;
     }
     add_to_matrix(comm->c_remote_group, storage);
+    live_name(comm->c_remote_group, storage);  /* one live_storage_made could not tell: folded named */
     if (num_comm_records == comm_records_capacity) {
         int capacity = comm_records_capacity ? 2 * comm_records_capacity : 16;
         struct ompi_spc_comm_record *more = realloc(comm_records, (size_t)capacity * sizeof *more);
@@ -606,6 +682,7 @@ static struct spc_comm *pml_comm_storage(struct ompi_communicator_t *comm, bool 
     struct spc_comm *storage = ompi_spc_pml_comm_storage(comm);
     if (NULL == storage && create) {
         storage = spc_comm_create(comm->c_remote_group->grp_proc_count);
+        live_name(comm->c_remote_group, storage);
         __atomic_store_n((struct spc_comm **)&comm->c_pml_comm, storage, __ATOMIC_RELEASE);
     }
     return storage;
@@ -858,6 +935,7 @@ static void apply_attach_list(void)
         /* the PML makes the storage of communicators added from now on;
          * MPI_COMM_WORLD and MPI_COMM_SELF were added before MPI_Init got here */
         ompi_spc_comm_all = true;
+        live_peers_start();
         for_each_comm(create_storage);
     }
 }

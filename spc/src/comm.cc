@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "internal.hpp"
+#include "live_internal.hpp"
 
 namespace {
 
@@ -77,6 +78,10 @@ struct spc_comm *spc_comm_create(int peers)
     if (peers < 0) {
         return nullptr;
     }
+    // live with traffic: a file outside readers map (live_peers.cc)
+    if (spc_comm *shared = spc::live::peers_create(peers, storage_bytes(peers))) {
+        return shared;
+    }
     void *block = zeroed(storage_bytes(peers), alignof(spc_comm));
     if (block == nullptr) {
         return nullptr;
@@ -95,7 +100,9 @@ void spc_comm_destroy(struct spc_comm *comm)
     if (comm->peer_histogram != nullptr) {
         release(comm->peer_histogram, peer_histogram_bytes(comm->peers));
     }
-    release(comm, storage_bytes(comm->peers));
+    if (!spc::live::peers_destroy(comm)) {
+        release(comm, storage_bytes(comm->peers));
+    }
 }
 
 int spc_comm_keep_peer_histograms(struct spc_comm *comm)

@@ -478,6 +478,27 @@ Block acquire()
     return {block, true};
 }
 
+bool identity(Identity &who)
+{
+    Segment &s = segment();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!s.on.load(std::memory_order_relaxed) || !s.owner ||
+        __atomic_load_n(&s.header->state, __ATOMIC_ACQUIRE) != SPC_LIVE_RUNNING) {
+        return false;
+    }
+    struct stat st;
+    if (fstat(s.fd, &st) != 0) {
+        return false;
+    }
+    who.folder = s.path.substr(0, s.path.rfind('/'));
+    who.jobid = s.header->jobid;
+    who.rank = s.header->rank;
+    who.size = s.header->size;
+    who.gid = st.st_gid;
+    who.mode = st.st_mode & 0777;
+    return true;
+}
+
 bool release(uint64_t *block)
 {
     Segment &s = segment();
@@ -543,6 +564,7 @@ void spc_live_not_counted(int id)
 
 void spc_live_finalize(int keep)
 {
+    spc::live::peers_finalize(keep != 0);  // takes its own lock, and the segment's (identity)
     Segment &s = segment();
     std::lock_guard<std::mutex> lock(s.mutex);
     if (!s.on.load(std::memory_order_relaxed) || !s.owner) {

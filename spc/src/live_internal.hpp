@@ -5,6 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#include <sys/types.h>
 
 #include "spc/spc.h"
 
@@ -32,5 +35,23 @@ Block acquire();
 // Called for an exiting thread's block: true if it is the segment's, which
 // keeps its counts and goes to the next new thread.
 bool release(uint64_t *block);
+
+// What files beside the segment need (live_peers.cc): its folder, job, rank
+// and size, and its file's group and mode; false while live is off, in a
+// forked child, or before MPI_Init named the segment.
+struct Identity {
+    std::string folder, jobid;
+    int rank = -1, size = -1;
+    gid_t gid = 0;
+    mode_t mode = 0600;
+};
+bool identity(Identity &who);
+// spc_live_finalize's part for the peer files: removes them unless keep.
+void peers_finalize(bool keep);
+// spc_comm_create's storage of length peers (storage_bytes: the struct and
+// its arrays) as a shared file while the peer files are on, else nullptr.
+struct ::spc_comm *peers_create(int length, size_t storage_bytes);
+// spc_comm_destroy's part: true if comm was a file (folded, removed, unmapped).
+bool peers_destroy(struct ::spc_comm *comm);
 
 }  // namespace spc::live

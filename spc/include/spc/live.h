@@ -180,6 +180,82 @@ void spc_live_finalize(int keep);
  * (SLURM_PROCID numbers mpirun's daemons, not ranks): it is MPI's. */
 void spc_batch_identity(char *job, size_t job_size, char *step, size_t step_size, int *local_rank);
 
+/* ---- Per-peer arrays in shared files (mpi_spc_live with traffic) ---------
+ *
+ * The live segment holds the process-wide counters only.  A communicator's
+ * or window's per-peer arrays (struct spc_comm, spc.h) live, while the
+ * rank's peer files are on (spc_live_peers_start), in a file of their own
+ * in the segment's folder: the storage the fast path adds into *is* the
+ * file's mapping, so a job killed at any point leaves its counts there.
+ * Files, named <prefix><uid>.<jobid>.<rank>.<what> (never taken for
+ * segments: the prefix differs):
+ *  - what = a number (the storage's serial, from 1): one communicator's or
+ *    window's storage; header, then its peers' ranks in the job (int32, -1:
+ *    a process of another job), then, 64-byte aligned, struct spc_comm
+ *    with its arrays;
+ *  - what = "matrix": the rank's folded matrix, the arrays of storage
+ *    already freed, added by each peer's rank in the job (peers = the job's
+ *    size).
+ * A freed storage is folded into the matrix file, marked FOLDED, then
+ * removed.  The fold journals the cell it is adding (fold_serial,
+ * fold_cell, fold_old in the matrix's header) so that a reader of a job
+ * killed in the middle of a fold counts each cell once: the storage's cells
+ * before fold_cell are in the matrix, those after it are not, and fold_cell
+ * itself is in once its matrix cell differs from fold_old (a fold adds only
+ * cells > 0).  A reader racing a fold of a running job reads again.  Readers: tools/live/matrix.hpp. */
+#define SPC_PEERS_MAGIC "SPC-PEER"     /* 8 bytes, no NUL */
+#define SPC_PEERS_VERSION 1
+#define SPC_PEERS_FILE_PREFIX "ompi-spc-peers."
+#define SPC_PEERS_MATRIX_NAME "matrix"
+
+enum spc_peers_kind {
+    SPC_PEERS_STORAGE = 1,   /* one communicator's or window's arrays */
+    SPC_PEERS_MATRIX = 2     /* the rank's folded matrix */
+};
+enum spc_peers_state {
+    SPC_PEERS_UNNAMED = 0,   /* its peers' ranks in the job are not written yet */
+    SPC_PEERS_NAMED = 1,     /* they are: a reader counts it */
+    SPC_PEERS_FOLDED = 2     /* folded into the matrix: a reader skips it */
+};
+
+struct spc_live_peers_header {
+    char magic[8];
+    uint32_t version;
+    uint32_t header_bytes;        /* sizeof(struct spc_live_peers_header) */
+    uint64_t file_bytes;
+    uint32_t kind;                /* enum spc_peers_kind */
+    uint32_t num_peer_counters;   /* arrays, in the catalogue's SPC_PER_PEER order */
+    int32_t peers;                /* length of each array */
+    int32_t rank, size;           /* the writer's rank in the job, the job's size */
+    uint32_t serial;              /* a storage's number (its name); 0 for the matrix */
+    char jobid[32];
+    int64_t pid;
+    uint64_t ranks_offset;        /* storage: int32 per peer, its rank in the job */
+    uint64_t arrays_offset;       /* num_peer_counters arrays of peers uint64 */
+    /* changed while the job runs: atomic words */
+    uint64_t state;               /* enum spc_peers_state (storage) */
+    uint64_t fold_serial;         /* matrix: the storage being folded, 0 if none */
+    uint64_t fold_cell;           /* its cell (array id x peers + peer) being added; with
+                                   * SPC_PEERS_FOLD_PREPARING: cells before it are in, it is not */
+    uint64_t fold_old;            /* the matrix cell's value before that add */
+};
+#define SPC_PEERS_FOLD_PREPARING (1ull << 63)
+
+/* Turns the rank's peer files on (the segment must be named, spc_live_publish):
+ * the rank's matrix file is made now, and every storage spc_comm_create makes
+ * from now on is a file.  SPC_SUCCESS, or SPC_LIVE_ERR with the reason in
+ * message (storage then stays private, as without). */
+int spc_live_peers_start(char *message, size_t message_size);
+
+/* Writes comm's peers' ranks in the job (ranks[peer], -1: another job) into
+ * its file and marks it counted by readers.  0, or -1 if comm is no file. */
+int spc_comm_live_name(struct spc_comm *comm, const int32_t *ranks);
+/* 1 if comm is a file whose ranks are not written yet, else 0. */
+int spc_comm_live_unnamed(const struct spc_comm *comm);
+/* Called with each storage spc_comm_create made as a file, after it is
+ * made (NULL: none): Open MPI names it when it can tell whose it is. */
+void spc_comm_live_created_callback(void (*callback)(struct spc_comm *comm));
+
 /* The segment's file ("" when live is off). */
 const char *spc_live_path(void);
 
