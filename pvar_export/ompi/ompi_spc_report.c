@@ -557,7 +557,7 @@ struct matrix_cell {
     int32_t peer, kind;  /* an index of matrix_kind_names */
     uint64_t value[MATRIX_VALUES];
 };
-static const char *const matrix_kind_names[MATRIX_KINDS] = {"user", "internal", "one-sided"};
+static const char *const matrix_kind_names[MATRIX_KINDS] = SPC_MATRIX_KIND_NAMES;
 
 /* The job's communication matrix, one file: rank 0 gathers every rank's
  * cells with traffic and writes a row per cell, by rank and peer, in the

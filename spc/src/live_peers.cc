@@ -150,6 +150,7 @@ void fold(Peers &p, const File &storage)
     }
     __atomic_store_n(&storage.header->state, SPC_PEERS_FOLDED, __ATOMIC_RELEASE);
     __atomic_store_n(&m->fold_serial, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&m->folds, m->folds + 1, __ATOMIC_RELEASE);
 }
 
 }  // namespace

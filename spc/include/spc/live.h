@@ -207,6 +207,10 @@ void spc_batch_identity(char *job, size_t job_size, char *step, size_t step_size
 #define SPC_PEERS_VERSION 1
 #define SPC_PEERS_FILE_PREFIX "ompi-spc-peers."
 #define SPC_PEERS_MATRIX_NAME "matrix"
+/* The matrix's kinds, in the order of the catalogue's SPC_PER_PEER rows
+ * (4 arrays each): the names of NAME.matrix.csv's and spc-matrix's kind
+ * column. */
+#define SPC_MATRIX_KIND_NAMES {"user", "internal", "one-sided"}
 
 enum spc_peers_kind {
     SPC_PEERS_STORAGE = 1,   /* one communicator's or window's arrays */
@@ -238,6 +242,7 @@ struct spc_live_peers_header {
     uint64_t fold_cell;           /* its cell (array id x peers + peer) being added; with
                                    * SPC_PEERS_FOLD_PREPARING: cells before it are in, it is not */
     uint64_t fold_old;            /* the matrix cell's value before that add */
+    uint64_t folds;               /* matrix: folds done (a reader that saw it change reads again) */
 };
 #define SPC_PEERS_FOLD_PREPARING (1ull << 63)
 
