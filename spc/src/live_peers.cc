@@ -114,6 +114,21 @@ bool publish(File &file, std::string &why)
     return true;
 }
 
+// spc_live_peers_test_stop_fold: the stores of folds left before the
+// process ends there (-1: never), a kill -9 at a known point for the tests.
+long stores_left = -1;
+
+void store(uint64_t *at, uint64_t value)
+{
+    if (stores_left == 0) {
+        _exit(0);
+    }
+    if (stores_left > 0) {
+        --stores_left;
+    }
+    __atomic_store_n(at, value, __ATOMIC_RELEASE);
+}
+
 uint64_t *arrays(const File &file)
 {
     return reinterpret_cast<uint64_t *>(file.base + file.header->arrays_offset);
@@ -130,8 +145,8 @@ void fold(Peers &p, const File &storage)
     uint64_t *to = arrays(p.matrix);
     const size_t length = static_cast<size_t>(storage.header->peers);
     // "cells before 0 are in, cell 0 is not": no cell of the last fold counts
-    __atomic_store_n(&m->fold_cell, SPC_PEERS_FOLD_PREPARING, __ATOMIC_RELEASE);
-    __atomic_store_n(&m->fold_serial, storage.header->serial, __ATOMIC_RELEASE);
+    store(&m->fold_cell, SPC_PEERS_FOLD_PREPARING);
+    store(&m->fold_serial, storage.header->serial);
     for (size_t cell = 0; cell < SPC_NUM_PEER_COUNTERS * length; ++cell) {
         const uint64_t value = __atomic_load_n(&from[cell], __ATOMIC_RELAXED);
         const int32_t rank = ranks[cell % length];
@@ -143,14 +158,14 @@ void fold(Peers &p, const File &storage)
         // three steps, so that fold_old is never read with another cell's
         // number: "before cell, all in; cell not", its old value, "cell in
         // if its value is no longer old" (a value > 0 only grows it)
-        __atomic_store_n(&m->fold_cell, SPC_PEERS_FOLD_PREPARING | cell, __ATOMIC_RELEASE);
-        __atomic_store_n(&m->fold_old, old, __ATOMIC_RELEASE);
-        __atomic_store_n(&m->fold_cell, cell, __ATOMIC_RELEASE);
-        __atomic_store_n(target, old + value, __ATOMIC_RELEASE);
+        store(&m->fold_cell, SPC_PEERS_FOLD_PREPARING | cell);
+        store(&m->fold_old, old);
+        store(&m->fold_cell, cell);
+        store(target, old + value);
     }
-    __atomic_store_n(&storage.header->state, SPC_PEERS_FOLDED, __ATOMIC_RELEASE);
-    __atomic_store_n(&m->fold_serial, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&m->folds, m->folds + 1, __ATOMIC_RELEASE);
+    store(&storage.header->state, SPC_PEERS_FOLDED);
+    store(&m->fold_serial, 0);
+    store(&m->folds, m->folds + 1);
 }
 
 }  // namespace
@@ -301,6 +316,13 @@ int spc_comm_live_unnamed(const struct spc_comm *comm)
     auto found = p.storages.find(comm);
     return found != p.storages.end() &&
            __atomic_load_n(&found->second.header->state, __ATOMIC_ACQUIRE) == SPC_PEERS_UNNAMED;
+}
+
+void spc_live_peers_test_stop_fold(long stores)
+{
+    Peers &p = peers();
+    std::lock_guard<std::mutex> lock(p.mutex);
+    stores_left = stores;
 }
 
 void spc_comm_live_created_callback(void (*callback)(struct spc_comm *comm))

@@ -260,6 +260,9 @@ int spc_comm_live_unnamed(const struct spc_comm *comm);
 /* Called with each storage spc_comm_create made as a file, after it is
  * made (NULL: none): Open MPI names it when it can tell whose it is. */
 void spc_comm_live_created_callback(void (*callback)(struct spc_comm *comm));
+/* For tests: the process ends (_exit) before the next fold's store number
+ * stores + 1, as a kill -9 would stop it there; -1: never. */
+void spc_live_peers_test_stop_fold(long stores);
 
 /* The segment's file ("" when live is off). */
 const char *spc_live_path(void);
