@@ -49,11 +49,17 @@
  *
  * No other call communicates between MPI_Init and MPI_Finalize.
  *
+ * With --hold DIR (check_live_matrix.py), each rank, once its traffic is
+ * done, writes its pid to DIR/ready.RANK and waits to be killed, never
+ * reaching MPI_Finalize: the live readers then see what it counted.
+ *
  * usage: comm_matrix bcast|ring|split|one-sided|one-sided-kept|collectives|neighbours|neighbours-ring
+ *                    [--hold DIR]
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpit_util.h"
 
@@ -470,7 +476,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     test_rank = rank;
-    const char *pattern = argc == 2 ? argv[1] : "";
+    const char *pattern = 2 == argc || (4 == argc && 0 == strcmp(argv[2], "--hold")) ? argv[1] : "";
+    const char *hold = 4 == argc ? argv[3] : NULL;
     if (0 == strcmp(pattern, "bcast")) {
         char data[BCAST_BYTES] = {0};
         for (int i = 0; i < BCASTS; ++i) {
@@ -519,11 +526,25 @@ int main(int argc, char **argv)
     } else {
         if (0 == rank) {
             fprintf(stderr, "usage: comm_matrix bcast|ring|split|one-sided|one-sided-kept|collectives|"
-                    "neighbours|neighbours-ring\n");
+                    "neighbours|neighbours-ring [--hold DIR]\n");
         }
         MPI_T_finalize();
         MPI_Finalize();
         return 2;
+    }
+    if (NULL != hold) {
+        /* no barrier: it would be traffic the matrix does not predict */
+        char path[4096], ready[4096];
+        snprintf(path, sizeof path, "%s/.ready.%d", hold, rank);
+        snprintf(ready, sizeof ready, "%s/ready.%d", hold, rank);
+        FILE *f = fopen(path, "w");
+        if (NULL == f || fprintf(f, "%ld\n", (long)getpid()) < 0 || 0 != fclose(f) || 0 != rename(path, ready)) {
+            fprintf(stderr, "comm_matrix: rank %d cannot write %s\n", rank, ready);
+            return 1;
+        }
+        for (;;) {
+            pause();  /* until killed */
+        }
     }
     /* MPI_T ends first: Open MPI 4.1.4's vader warns of its segments'
      * unlink when MPI_T_finalize comes after MPI_Finalize */

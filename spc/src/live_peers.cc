@@ -6,12 +6,14 @@
 #include "live_internal.hpp"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -168,6 +170,34 @@ void fold(Peers &p, const File &storage)
     store(&m->folds, m->folds + 1);
 }
 
+// A forked child must not count into its parent's files: each mapping
+// becomes a private copy at the same address (the storages' pointers stay
+// valid), and the child neither folds nor removes anything.
+void after_fork_in_child()
+{
+    Peers &p = peers();
+    if (!p.on) {
+        return;
+    }
+    auto privatise = [](const File &file) {
+        void *copy = std::malloc(file.bytes);
+        if (copy == nullptr) {
+            return;
+        }
+        std::memcpy(copy, file.base, file.bytes);
+        if (mmap(file.base, file.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+            MAP_FAILED) {
+            std::memcpy(file.base, copy, file.bytes);
+        }
+        std::free(copy);
+    };
+    for (const auto &storage : p.storages) {
+        privatise(storage.second);
+    }
+    privatise(p.matrix);
+    p.removed = true;
+}
+
 }  // namespace
 
 namespace spc::live {
@@ -292,6 +322,8 @@ int spc_live_peers_start(char *message, size_t message_size)
         return SPC_LIVE_ERR;
     }
     p.on = true;
+    static std::once_flag fork_hook;
+    std::call_once(fork_hook, [] { pthread_atfork(nullptr, nullptr, after_fork_in_child); });
     return SPC_SUCCESS;
 }
 

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,10 +28,23 @@
 
 namespace {
 
+// Folders of this run, removed at its end (a child's files stay in them).
+std::vector<std::string> scratches;
+struct RemoveScratches : ::testing::Environment {
+    void TearDown() override
+    {
+        for (const std::string &dir : scratches) {
+            std::filesystem::remove_all(dir);
+        }
+    }
+};
+const auto *const remove_scratches = ::testing::AddGlobalTestEnvironment(new RemoveScratches);
+
 std::string scratch()
 {
     char name[] = "/tmp/spc-matrix-test.XXXXXX";
     EXPECT_NE(mkdtemp(name), nullptr);
+    scratches.push_back(name);
     return name;
 }
 
@@ -240,6 +254,31 @@ TEST(LiveMatrix, TheStopHookStopsTheFoldThere)
               "1,0,user,0,0,2,16\n"
               "1,0,internal,10,640,0,0\n"
               "1,3,user,5,80,0,0\n");
+}
+
+// A forked child counts into a private copy: its adds and its free (which
+// would fold and remove the file) do not reach the files.
+TEST(LiveMatrix, ForkedChildDoesNotCountIntoTheFiles)
+{
+    const std::string dir = scratch();
+    ASSERT_EQ(in_child([&] {
+        become_rank(dir, 1);
+        struct spc_comm *comm = made_comm();
+        const int child = in_child([&] {
+            spc_comm_add_peer(comm, SPC_PEER_MESSAGES_SENT, 0, 100);
+            spc_comm_destroy(comm);
+            _exit(spc_comm_create(3) != nullptr && spc_comm_live_unnamed(comm) == 0 ? 0 : 3);
+        });
+        _exit(child);
+    }), 0);
+    const spc_live::Matrix matrix = spc_live::read_matrix(dir, "77");
+    EXPECT_EQ(matrix.storages, 1);
+    EXPECT_EQ(csv_of(matrix),
+              "rank,peer,kind,messages_sent,bytes_sent,messages_received,bytes_received\n"
+              "1,0,user,0,0,2,16\n"
+              "1,0,internal,10,640,0,0\n"
+              "1,3,user,5,80,0,0\n");
+    EXPECT_EQ(files_in(dir).size(), 3u);  // the child's new storage is private too
 }
 
 TEST(LiveMatrix, UnnamedStorageIsLeftOutAndCounted)
