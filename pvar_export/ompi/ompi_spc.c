@@ -280,9 +280,13 @@ static void live_name(ompi_group_t *peers, struct spc_comm *storage)
  * and no storage yet: the one such communicator of storage's size is it.
  * Two made at once by two threads with the same size cannot be told apart:
  * then neither is named here, and record_comm names it when it is freed. */
+/* Set while this file makes a storage itself and names it after (a window's
+ * may have the size of a communicator being made by another thread). */
+static __thread bool making_own_storage;
+
 static void live_storage_made(struct spc_comm *storage)
 {
-    if (NULL == ompi_spc_comm_storage) {
+    if (NULL == ompi_spc_comm_storage || making_own_storage) {
         return;
     }
     ompi_communicator_t *found = NULL;
@@ -323,7 +327,9 @@ static struct spc_comm *storage_of(void *comm, bool create)
     if (&freed_object == comm || NULL == comm || NULL == ompi_spc_comm_storage) {
         return NULL;
     }
+    making_own_storage = create;
     struct spc_comm *storage = ompi_spc_comm_storage((ompi_communicator_t *)comm, create);
+    making_own_storage = false;
     if (create) {
         live_name(((ompi_communicator_t *)comm)->c_remote_group, storage);
     }
@@ -337,7 +343,9 @@ static struct spc_comm *win_storage(ompi_win_t *win, bool create)
 #if SPC_ENABLE
     struct spc_comm *storage = __atomic_load_n(&win->w_spc, __ATOMIC_ACQUIRE);
     if (NULL == storage && create) {
+        making_own_storage = true;
         storage = spc_comm_create(ompi_group_size(win->w_group));
+        making_own_storage = false;
         live_name(win->w_group, storage);
         __atomic_store_n(&win->w_spc, storage, __ATOMIC_RELEASE);
     }
@@ -681,7 +689,9 @@ static struct spc_comm *pml_comm_storage(struct ompi_communicator_t *comm, bool 
 {
     struct spc_comm *storage = ompi_spc_pml_comm_storage(comm);
     if (NULL == storage && create) {
+        making_own_storage = true;
         storage = spc_comm_create(comm->c_remote_group->grp_proc_count);
+        making_own_storage = false;
         live_name(comm->c_remote_group, storage);
         __atomic_store_n((struct spc_comm **)&comm->c_pml_comm, storage, __ATOMIC_RELEASE);
     }

@@ -15,7 +15,8 @@ ran at their death: what is read was already in the files):
   bcast  coll tuned's linear broadcast forced: the internal cells too;
   one-sided, one-sided-kept  a window freed (folded) or in use.
 
-Every cell sent is its peer's cell received.  The controls: the same
+Every cell sent is its peer's cell received; the heatmap script draws
+the ring's CSV.  The controls: the same
 reader on a held job run without traffic attached fails in one line
 saying so (exit 1), and on a job run with traffic but without live finds
 no per-peer files (exit 1); a reader asked for a folder that does not
@@ -121,10 +122,22 @@ def main():
             check(result.returncode == 0, f"{pattern}: spc-matrix reads the killed job: {output[-500:]}")
             if result.returncode == 0:
                 compare(pattern, "after SIGKILL", killed)
-                # a freed communicator or window was folded: its storage file is gone
-                storages = [name for name in os.listdir(live) if name.startswith("ompi-spc-peers.")
+                if pattern == "ring":
+                    picture = os.path.join(work, "ring.png")
+                    plot = subprocess.run(["/usr/bin/python3", "-m", "analysis.matrix_plot", killed, picture],
+                                          capture_output=True, text=True, cwd=check_matrix.ROOT)
+                    check(plot.returncode == 0 and os.path.getsize(picture) > 10000 and "4 ranks" in plot.stdout,
+                          f"the heatmap script draws spc-matrix's CSV: {plot.stdout.strip()} {plot.stderr[-500:]}")
+                # a freed communicator or window was folded: its storage file is
+                # gone, MPI_COMM_WORLD's and MPI_COMM_SELF's stay (a kept window's too)
+                names = os.listdir(live)
+                storages = [name for name in names if name.startswith("ompi-spc-peers.")
                             and not name.endswith(".matrix")]
-                print(f"     {pattern}: {len(storages)} storage files left: {sorted(storages)}")
+                matrices = [name for name in names if name.startswith("ompi-spc-peers.") and name.endswith(".matrix")]
+                in_use = len(storages) > 2 * RANKS if pattern == "one-sided-kept" else len(storages) == 2 * RANKS
+                check(in_use and len(matrices) == RANKS,
+                      f"{pattern}: a matrix file a rank, and the storage files of what is in use "
+                      f"({'more than ' if pattern == 'one-sided-kept' else ''}{2 * RANKS}): {sorted(storages)}")
 
         # Controls: the reader sees nothing where nothing is published.
         live, hold = os.path.join(work, "plain-live"), os.path.join(work, "plain-hold")

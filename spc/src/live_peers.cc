@@ -216,8 +216,8 @@ spc_comm *peers_create(int length, size_t storage_bytes)
     spc_comm *comm = nullptr;
     {
         std::lock_guard<std::mutex> lock(p.mutex);
-        if (!p.on || p.removed) {
-            return nullptr;
+        if (!p.on || p.removed || length <= 0) {
+            return nullptr;  // no peers: nothing for a matrix
         }
         const size_t ranks_offset = round_up(sizeof(spc_live_peers_header), 64);
         const size_t comm_offset = round_up(ranks_offset + sizeof(int32_t) * static_cast<size_t>(length), 64);
