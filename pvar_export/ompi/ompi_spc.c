@@ -322,18 +322,38 @@ static void live_peers_start(void)
     }
 }
 
+/* Storage made here, named here.  Out of line: the callers' lookups, which
+ * every MPI_Send and one-sided call makes (ompi_spc_comm_record), stay the
+ * instructions they were (the budget guard saw the thread-local flag's
+ * address computed on them when this was inline). */
+static __attribute__((noinline, cold, unused)) struct spc_comm *made_storage(ompi_group_t *peers, int size)
+{
+    making_own_storage = true;
+    struct spc_comm *storage = spc_comm_create(size);
+    making_own_storage = false;
+    live_name(peers, storage);
+    return storage;
+}
+
+/* The PML's storage of comm, made now if it has none. */
+static __attribute__((noinline, cold)) struct spc_comm *made_storage_of(ompi_communicator_t *comm)
+{
+    making_own_storage = true;
+    struct spc_comm *storage = ompi_spc_comm_storage(comm, true);
+    making_own_storage = false;
+    live_name(comm->c_remote_group, storage);
+    return storage;
+}
+
 static struct spc_comm *storage_of(void *comm, bool create)
 {
     if (&freed_object == comm || NULL == comm || NULL == ompi_spc_comm_storage) {
         return NULL;
     }
-    making_own_storage = create;
-    struct spc_comm *storage = ompi_spc_comm_storage((ompi_communicator_t *)comm, create);
-    making_own_storage = false;
     if (create) {
-        live_name(((ompi_communicator_t *)comm)->c_remote_group, storage);
+        return made_storage_of((ompi_communicator_t *)comm);
     }
-    return storage;
+    return ompi_spc_comm_storage((ompi_communicator_t *)comm, false);
 }
 
 /* MPI_T calls it under its lock, but a one-sided site may load the pointer
@@ -343,10 +363,7 @@ static struct spc_comm *win_storage(ompi_win_t *win, bool create)
 #if SPC_ENABLE
     struct spc_comm *storage = __atomic_load_n(&win->w_spc, __ATOMIC_ACQUIRE);
     if (NULL == storage && create) {
-        making_own_storage = true;
-        storage = spc_comm_create(ompi_group_size(win->w_group));
-        making_own_storage = false;
-        live_name(win->w_group, storage);
+        storage = made_storage(win->w_group, ompi_group_size(win->w_group));
         __atomic_store_n(&win->w_spc, storage, __ATOMIC_RELEASE);
     }
     return storage;
@@ -689,10 +706,7 @@ static struct spc_comm *pml_comm_storage(struct ompi_communicator_t *comm, bool 
 {
     struct spc_comm *storage = ompi_spc_pml_comm_storage(comm);
     if (NULL == storage && create) {
-        making_own_storage = true;
-        storage = spc_comm_create(comm->c_remote_group->grp_proc_count);
-        making_own_storage = false;
-        live_name(comm->c_remote_group, storage);
+        storage = made_storage(comm->c_remote_group, comm->c_remote_group->grp_proc_count);
         __atomic_store_n((struct spc_comm **)&comm->c_pml_comm, storage, __ATOMIC_RELEASE);
     }
     return storage;
