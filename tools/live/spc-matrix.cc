@@ -28,10 +28,12 @@ DESCRIPTION
     one MPI_Finalize writes as NAME.matrix.csv (docs/traffic.md): columns
     rank, peer, kind (user, internal, one-sided), messages_sent, bytes_sent,
     messages_received, bytes_received, in MPI_COMM_WORLD ranks, one row per
-    rank, peer and kind with traffic.  Two differences: the finalize file
-    holds MPI_Finalize's values, this one the values of now; and a
-    communicator still in use counts here from its start, as in the
-    finalize file.  python3 -m analysis.matrix_plot draws it.
+    rank, peer and kind with traffic; traffic with processes of other jobs
+    is left out, as there.  The difference: the finalize file holds the
+    values of MPI_Finalize, this one those of now.  A communicator whose
+    ranks were not yet written when the job was killed (inside the call
+    that made it) is left out, and said on stderr with its messages.
+    python3 -m analysis.matrix_plot draws the CSV.
 
     It reads this node's files: on several nodes, run it on each and join
     the rows (each rank is on one node).  A job that ended with
@@ -41,9 +43,10 @@ DESCRIPTION
 OPTIONS
     --dir DIR     the folder of the live files (default /dev/shm, as
                   mpi_spc_live_dir)
-    --job ID      the job, by Open MPI's job id (the live files' names;
-                  spc-top shows it) (default: the one job with per-peer
-                  files in DIR; an error if there are several)
+    --job ID      the job, by Open MPI's job id (the number after the
+                  user's in the files' names) (default: the one job with
+                  per-peer files in DIR; an error names them if there are
+                  several)
     -o, --out FILE
                   the CSV file (default: - , stdout)
     -h, --help    this text
