@@ -277,7 +277,8 @@ static void live_name(ompi_group_t *peers, struct spc_comm *storage)
  * without telling us which communicator).  The communicator is already in
  * ompi_mpi_communicators (4.1.4 ompi/communicator/comm_cid.c:435 before
  * add_comm at :508; 5.0.7 :802 before :965) with its PML structure attached
- * and no storage yet: the one such communicator of storage's size is it.
+ * (ob1 sets c_pml_comm before it makes the storage: 4.1.4
+ * ompi/mca/pml/ob1/pml_ob1.c:252, 5.0.7 :304) and no storage yet: the one such communicator of storage's size is it.
  * Two made at once by two threads with the same size cannot be told apart:
  * then neither is named here, and record_comm names it when it is freed. */
 /* Set while this file makes a storage itself and names it after (a window's
