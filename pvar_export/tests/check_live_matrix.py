@@ -35,6 +35,7 @@ import check_matrix
 
 RANKS = check_matrix.RANKS
 FAILURES = []
+JOBS = []  # every job started, ended at the end whatever happened
 
 
 def check(condition, what):
@@ -52,6 +53,7 @@ def held_job(mpirun, program, mpirun_args, pattern, live, hold, attach="traffic"
                program, pattern, "--hold", hold]
     print("$ " + " ".join(command), flush=True)
     job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    JOBS.append((job, hold))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and job.poll() is None:
         ready = glob.glob(os.path.join(hold, "ready.*"))
@@ -62,17 +64,23 @@ def held_job(mpirun, program, mpirun_args, pattern, live, hold, attach="traffic"
 
 
 def kill(job, pids):
-    """SIGKILL to every rank (the test started them), then mpirun's end."""
+    """SIGKILL to every rank (the test started them), then mpirun's end; a
+    job whose ranks did not all hold is ended by mpirun (SIGTERM), so that
+    no rank outlives the test."""
     for pid in pids or []:
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
     try:
-        output, _ = job.communicate(timeout=60)
+        output, _ = job.communicate(timeout=60 if pids else 1)
     except subprocess.TimeoutExpired:
-        job.kill()
-        output, _ = job.communicate()
+        job.terminate()
+        try:
+            output, _ = job.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            job.kill()
+            output, _ = job.communicate()
     return output
 
 
@@ -96,7 +104,20 @@ def compare(pattern, when, path):
     check(not wrong, f"{pattern} {when}: every cell sent is its peer's cell received: {wrong}")
 
 
+def end_every_job():
+    for job, hold in JOBS:
+        if job.poll() is None:
+            kill(job, [int(open(path).read()) for path in glob.glob(os.path.join(hold, "ready.*"))])
+
+
 def main():
+    try:
+        return checks()
+    finally:
+        end_every_job()
+
+
+def checks():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
     mpirun, program, reader, mpirun_args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
