@@ -336,25 +336,24 @@ static __attribute__((noinline, cold, unused)) struct spc_comm *made_storage(omp
     return storage;
 }
 
-/* The PML's storage of comm, made now if it has none. */
-static __attribute__((noinline, cold)) struct spc_comm *made_storage_of(ompi_communicator_t *comm)
-{
-    making_own_storage = true;
-    struct spc_comm *storage = ompi_spc_comm_storage(comm, true);
-    making_own_storage = false;
-    live_name(comm->c_remote_group, storage);
-    return storage;
-}
-
 static struct spc_comm *storage_of(void *comm, bool create)
 {
     if (&freed_object == comm || NULL == comm || NULL == ompi_spc_comm_storage) {
         return NULL;
     }
-    if (create) {
-        return made_storage_of((ompi_communicator_t *)comm);
+    return ompi_spc_comm_storage((ompi_communicator_t *)comm, create);
+}
+
+/* storage_of(comm, true), named here: the lookup above stays as it was. */
+static __attribute__((noinline, cold)) struct spc_comm *made_storage_of(void *comm)
+{
+    making_own_storage = true;
+    struct spc_comm *storage = storage_of(comm, true);
+    making_own_storage = false;
+    if (NULL != storage) {
+        live_name(((ompi_communicator_t *)comm)->c_remote_group, storage);
     }
-    return ompi_spc_comm_storage((ompi_communicator_t *)comm, false);
+    return storage;
 }
 
 /* MPI_T calls it under its lock, but a one-sided site may load the pointer
@@ -379,7 +378,7 @@ static struct spc_comm *win_storage(ompi_win_t *win, bool create)
 static struct spc_comm *pvar_storage(int id, void *object, bool create)
 {
     if (!is_window_pvar(id)) {
-        return storage_of(object, create);
+        return create ? made_storage_of(object) : storage_of(object, false);
     }
     return &freed_object == object || NULL == object ? NULL : win_storage((ompi_win_t *)object, create);
 }
@@ -505,7 +504,7 @@ static void for_each_comm(void (*visit)(ompi_communicator_t *comm))
     }
 }
 
-static void create_storage(ompi_communicator_t *comm) { (void)storage_of(comm, true); }
+static void create_storage(ompi_communicator_t *comm) { (void)made_storage_of(comm); }
 
 /* MPI_T_pvar_read's buffer holds as many values as BIND's count. */
 static int traffic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj_handle)
