@@ -273,7 +273,7 @@ static void live_name(ompi_group_t *peers, struct spc_comm *storage)
 }
 
 /* libspc made storage as a live file inside a PML's add_comm (ob1 makes it
- * there itself, patch "ob1: storage for every communicator under traffic",
+ * there itself, patch "ob1: counters bound to communicators",
  * without telling us which communicator).  The communicator is already in
  * ompi_mpi_communicators (4.1.4 ompi/communicator/comm_cid.c:435 before
  * add_comm at :508; 5.0.7 :802 before :965) with its PML structure attached
