@@ -29,9 +29,9 @@ makes, in MPI_COMM_WORLD ranks:
          graph):
          each topology's all-to-all kind predicted here from the
          topologies' definitions (neighbours_of), as for collectives.
-         Under pml ucx the receives of coll basic's neighbourhood messages
-         count as user traffic: UCX carries 24 bits of a tag
-         (ucx_truncated_tags checks exactly that shape).
+         Under pml ucx, coll basic's neighbourhood messages (tags near
+         -2^30) are internal on both sides only with patch
+         "ucx: a negative tag keeps its sign in UCX's 24 tag bits".
 
 Every row's sent and received cells of point-to-point traffic agree (what
 rank r sent to p, p received from r).  With --monitoring, Open MPI's own monitoring (seed 003,
@@ -324,27 +324,6 @@ def check_monitoring(cells, prefix, pattern):
               + ("" if mine == others else f"ours {sorted(mine.items())}, monitoring's {sorted(others.items())}"))
 
 
-def ucx_truncated_tags(cells, pattern):
-    """Under pml ucx a message carries 24 bits of its MPI tag
-    (pml_ucx_request.h:28-37 in 4.1.4), and the receive side has only
-    those: coll basic's neighbourhood tags, near -2^30
-    (MCA_COLL_BASE_TAG_NEIGHBOR_BASE, coll_tags.h:46 in 4.1.4, :70 in
-    5.0.7), come back as 1 or 0
-    and their receives count as user traffic, while their sends count as
-    internal.  Checks exactly that (no user message sent, and what each
-    rank received from a peer, user and internal together, is what the
-    peer sent it as internal), then returns the cells with those user
-    receives taken as internal, for the checks that follow."""
-    user = {k: v for k, v in cells.items() if k[0] == "user"}
-    check(user and all(v[:2] == (0, 0) for v in user.values()),
-          f"{pattern} under ucx: user cells are receives only (24-bit tags): {sorted(user.items())}")
-    merged = {k: v for k, v in cells.items() if k[0] != "user"}
-    for (_, rank, peer), v in user.items():
-        old = merged.get(("internal", rank, peer), (0, 0, 0, 0))
-        merged[("internal", rank, peer)] = old[:2] + (old[2] + v[2], old[3] + v[3])
-    return merged
-
-
 def check_consistent(cells, pattern):
     """What r sent p is what p received from r, per kind of point-to-point
     traffic (one-sided is counted at the origin only)."""
@@ -377,8 +356,6 @@ def main():
             check(f"the job's communication matrix, by rank and peer: {matrix_path}" in result.stdout + result.stderr,
                   f"{pattern}: the report names the matrix file")
             cells = read_matrix(matrix_path)
-            if pattern == "neighbours" and "ucx" in mpirun_args:
-                cells = ucx_truncated_tags(cells, pattern)
             want = predicted(pattern)
             kinds = ("user", "internal") if pattern == "bcast" else \
                 ("user", "one-sided") if pattern.startswith("one-sided") else ("user",)
