@@ -55,27 +55,44 @@ enum ompi_spc_timed_call {
 #include "spc/catalogue.def"
 };
 
-/* A timed MPI function: plain, the call of its body, behind the one site
- * of hook MPI_<name>, which while on counts the call (on comm too, a
- * communicator or NULL) and times hooked, the call of the body's copy out
- * of line (spc.h, spc_call_enter_), so that the off path's code is the
- * body's alone.  The hook holds the whole call, so that while it is off
- * nothing outlives the call but the site. */
-#define OMPI_SPC_MPI_TIMED(name, comm, hooked, plain) OMPI_SPC_MPI_TIMED_(name, comm, -1, 0, hooked, plain)
-/* The same for MPI_Send and MPI_Recv, also comm's call counter comm_call
- * and the events' safe point at their entry. */
-#define OMPI_SPC_MPI_TIMED_ENTRY(name, comm, comm_call, hooked, plain) \
-    OMPI_SPC_MPI_TIMED_(name, comm, comm_call, 1, hooked, plain)
-#define OMPI_SPC_MPI_TIMED_(name, comm, comm_call, safe_point, hooked, plain)                        \
-    OMPI_SPC_HOOK_AROUND(MPI_##name, {                                                                 \
-        uint64_t *spc_block_ = spc_hook_block_start_(SPC_HOOK_MODE);                                    \
-        const uint64_t spc_start_ = ompi_spc_mpi_enter(SPC_HOOK_MODE, OMPI_SPC_HOOK_MPI_##name,          \
-            &spc_block_, (comm), OMPI_SPC_CALL_OF_##name, (comm_call), (safe_point),                   \
-            OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);                                         \
-        hooked;                                                                                         \
-        ompi_spc_mpi_leave(SPC_HOOK_MODE, OMPI_SPC_HOOK_MPI_##name, &spc_block_, spc_start_, (comm),   \
-            OMPI_SPC_COMM_TIME_OF_##name, OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);           \
-    }, plain)
+/* A timed MPI function: hook MPI_<name>'s code in each of its modes (spc.h's
+ * spc_hook_mode), each a function of its own around body, the function's
+ * body (always inline; params its parameters, args their names): it counts
+ * the call (on comm too, a communicator or NULL, with comm's counter
+ * comm_call or -1), times it and holds its safe points, at its entry and its
+ * return (the binding defines OMPI_SPC_TIMED_BINDING: bindings.h leaves its
+ * body none).  Functions of their own, so that the binding's off path is
+ * the body's with one site, its registers and safe points the body's alone
+ * (inline, the hook's code shared them: MPI_Wait's off path took 8
+ * instructions more than the body's), and so that the code calls no copy
+ * of the body. */
+#define OMPI_SPC_MPI_TIMED_CODE(name, body, comm, comm_call, params, args)                                 \
+    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, SPC_HOOK_TESTS, tests)             \
+    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, SPC_HOOK_COUNTERS, counters)       \
+    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, SPC_HOOK_ALL_COUNTERS, all)        \
+    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, SPC_HOOK_ALL_SAMPLED, sampled)
+/* The binding: body behind hook MPI_<name>'s one site, which while on
+ * jumps (a tail call) to the hook's code in the site's mode. */
+#define OMPI_SPC_MPI_TIMED(name, body, args)                                                               \
+    do {                                                                                                   \
+        OMPI_SPC_HOOK_AROUND(MPI_##name, return OMPI_SPC_MPI_TIMED_IN_(body, SPC_HOOK_MODE) args,          \
+                             return body args);                                                            \
+        __builtin_unreachable();                                                                           \
+    } while (0)
+#define OMPI_SPC_MPI_TIMED_IN_(body, mode)                                                                 \
+    ((mode) == SPC_HOOK_TESTS ? body##_tests : (mode) == SPC_HOOK_COUNTERS ? body##_counters               \
+     : (mode) == SPC_HOOK_ALL_COUNTERS ? body##_all : body##_sampled)
+#define OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, mode, suffix)                  \
+    static __attribute__((noinline)) int body##_##suffix params                                            \
+    {                                                                                                      \
+        uint64_t *spc_block_ = spc_hook_block_start_(mode);                                                \
+        const uint64_t spc_start_ = ompi_spc_mpi_enter(mode, OMPI_SPC_HOOK_MPI_##name, &spc_block_, (comm), \
+            OMPI_SPC_CALL_OF_##name, (comm_call), OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);      \
+        const int spc_rc_ = body args;                                                                     \
+        ompi_spc_mpi_leave(mode, OMPI_SPC_HOOK_MPI_##name, &spc_block_, spc_start_, (comm),                 \
+            OMPI_SPC_COMM_TIME_OF_##name, OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);             \
+        return spc_rc_;                                                                                    \
+    }
 
 /* coll tuned runs collective COLL (a SPC_TUNED row of spc/catalogue.def)
  * with its algorithm number algorithm: behind hook TUNED_<COLL>, the
@@ -131,32 +148,37 @@ ompi_spc_tuned_ran(spc_hook_mode mode, int algorithm, int algorithms, int first,
  * point, then the timing's start (spc_call_enter_). */
 static inline __attribute__((always_inline)) uint64_t
 ompi_spc_mpi_enter(spc_hook_mode mode, int hook, uint64_t **block, ompi_communicator_t *comm, int call,
-                   int comm_call, int safe_point, int time, int family)
+                   int comm_call, int time, int family)
 {
     if (call >= 0) {
         spc_hook_record_(mode, block, call, 1);
     }
-    if ((comm_call >= 0 || safe_point) && SPC_HOOK_SWITCHES_ON(mode, hook)) {
+    if (SPC_HOOK_SWITCHES_ON(mode, hook)) {
         if (comm_call >= 0 && OMPI_SPC_COMM_ON() && !ompi_comm_invalid(comm)) {
             ompi_spc_comm_record(comm, comm_call, 1);
         }
-        if (safe_point && OMPI_SPC_SAFE_POINT_ON()) {
+        if (OMPI_SPC_SAFE_POINT_ON()) {
             spc_ev_safe_point();
         }
     }
     return spc_call_enter_(mode, block, time, family);
 }
 
-/* Its return: the timing's end, and the time on comm's counter comm_time
- * (-1: none) while counters bound to communicators are on. */
+/* Its return: the timing's end, the time on comm's counter comm_time (-1:
+ * none) while counters bound to communicators are on, and the events' safe
+ * point. */
 static inline __attribute__((always_inline)) void
 ompi_spc_mpi_leave(spc_hook_mode mode, int hook, uint64_t **block, uint64_t start, ompi_communicator_t *comm,
                    int comm_time, int time, int family)
 {
     const uint64_t ticks = spc_call_leave_(mode, block, start, time, family);
-    if (comm_time >= 0 && ticks != 0 && SPC_HOOK_SWITCHES_ON(mode, hook) && OMPI_SPC_COMM_ON() &&
-        !ompi_comm_invalid(comm)) {
-        ompi_spc_comm_record(comm, comm_time, ticks);
+    if (SPC_HOOK_SWITCHES_ON(mode, hook)) {
+        if (comm_time >= 0 && ticks != 0 && OMPI_SPC_COMM_ON() && !ompi_comm_invalid(comm)) {
+            ompi_spc_comm_record(comm, comm_time, ticks);
+        }
+        if (OMPI_SPC_SAFE_POINT_ON()) {
+            spc_ev_safe_point();
+        }
     }
 }
 
