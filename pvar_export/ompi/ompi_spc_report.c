@@ -596,11 +596,8 @@ static void write_matrix_csv(const char *path, const struct ompi_spc_matrix *mat
     if (NULL != csv) {
         fputs("rank,peer,kind", csv);
         for (int v = 0; v < MATRIX_VALUES; ++v) {
-            /* OMPI_SPC_PEER_MESSAGES_SENT -> messages_sent */
             fputc(',', csv);
-            for (const char *c = spc_peer_counter_infos[v].name + strlen(SPC_COUNTER_PREFIX "PEER_"); *c; ++c) {
-                fputc(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c, csv);
-            }
+            spc_matrix_csv_column(csv, spc_peer_counter_infos[v].name);
         }
         fputc('\n', csv);
         for (int r = 0, at = 0; r < group->size; at += counts[r++]) {

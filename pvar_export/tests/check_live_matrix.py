@@ -16,13 +16,15 @@ ran at their death: what is read was already in the files):
   one-sided, one-sided-kept  a window freed (folded) or in use.
 
 Every cell sent is its peer's cell received; the heatmap script draws
-the ring's CSV.  The controls: the same
+the ring's CSV.  spc-top --clean removes nothing of the running job and,
+once it is killed, every file it left: its segments and per-peer files.
+The controls: the same
 reader on a held job run without traffic attached fails in one line
 saying so (exit 1), and on a job run with traffic but without live finds
 no per-peer files (exit 1); a reader asked for a folder that does not
 exist names it (exit 1).
 
-usage: check_live_matrix.py MPIRUN COMM_MATRIX SPC_MATRIX [MPIRUN ARGS...]"""
+usage: check_live_matrix.py MPIRUN COMM_MATRIX SPC_MATRIX SPC_TOP [MPIRUN ARGS...]"""
 import glob
 import os
 import signal
@@ -104,6 +106,13 @@ def compare(pattern, when, path):
     check(not wrong, f"{pattern} {when}: every cell sent is its peer's cell received: {wrong}")
 
 
+def clean(top, live):
+    """spc-top --clean on live: (its result, the files left)."""
+    result = subprocess.run([top, "--clean", "--dir", live], capture_output=True, text=True, timeout=60)
+    print(f"$ {top} --clean --dir {live}  (exit {result.returncode})\n{result.stdout}{result.stderr}", flush=True)
+    return result, sorted(os.listdir(live))
+
+
 def end_every_job():
     for job, hold in JOBS:
         if job.poll() is None:
@@ -118,9 +127,9 @@ def main():
 
 
 def checks():
-    if len(sys.argv) < 4:
+    if len(sys.argv) < 5:
         sys.exit(__doc__)
-    mpirun, program, reader, mpirun_args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    mpirun, program, reader, top, mpirun_args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
     with tempfile.TemporaryDirectory() as work:
         for pattern in ("ring", "split", "bcast", "one-sided", "one-sided-kept"):
             live, hold = os.path.join(work, pattern + "-live"), os.path.join(work, pattern + "-hold")
@@ -136,6 +145,11 @@ def checks():
             check(result.returncode == 0, f"{pattern}: spc-matrix reads the running job")
             if result.returncode == 0:
                 compare(pattern, "while running", running)
+            if pattern == "ring":
+                before = sorted(os.listdir(live))
+                result, left = clean(top, live)
+                check(result.returncode == 0 and "0 files removed" in result.stdout and left == before,
+                      f"{pattern}: spc-top --clean leaves the running job's {len(before)} files")
             output = kill(job, pids)
             check(job.returncode != 0, f"{pattern}: the killed job's mpirun exits non-zero ({job.returncode})")
             killed = os.path.join(work, pattern + ".killed.csv")
@@ -159,6 +173,10 @@ def checks():
                 check(in_use and len(matrices) == RANKS,
                       f"{pattern}: a matrix file a rank, and the storage files of what is in use "
                       f"({'more than ' if pattern == 'one-sided-kept' else ''}{2 * RANKS}): {sorted(storages)}")
+                result, left = clean(top, live)
+                check(result.returncode == 0 and f"{len(names)} files removed" in result.stdout and not left,
+                      f"{pattern}: spc-top --clean removes the killed job's {len(names)} files, "
+                      f"per-peer files too: {left} left")
 
         # Controls: the reader sees nothing where nothing is published.
         live, hold = os.path.join(work, "plain-live"), os.path.join(work, "plain-hold")

@@ -31,7 +31,9 @@
  * our interval (the program's clock reads), so a rank preempted there
  * (4 ranks on 2 cores, the others polling) measures milliseconds our
  * timer rightly lacks: the lower bound sums only the calls the program
- * measured under 100 us (the upper bound, all of them).
+ * measured under 100 us (the upper bound, all of them), and of the calls
+ * whose handler sleeps, those over their sleep + 200 us count their sleep
+ * alone.
  *
  * usage: mpi_time [--pml PML]
  */
@@ -209,17 +211,23 @@ static void erroneous_receives(int size)
     MPI_OK(MPI_Comm_create_errhandler(sleeping_handler, &sleeping));
     MPI_OK(MPI_Comm_set_errhandler(e, sleeping));
     before = read_all();
-    double slow = 0;
+    /* A call that took longer than its sleep and a few microseconds may
+     * have been preempted outside our interval (seen: 5 ms in 5 calls, 4
+     * ranks on 2 cores): it bounds the timer from below by its sleep alone,
+     * which lies inside the interval. */
+    double slow = 0, slow_lower = 0;
     for (int i = 0; i < SLOW_ERRORS; ++i) {
         char byte;
         const double start = MPI_Wtime();
         MPI_Recv(&byte, 1, MPI_CHAR, size + 5, DATA_TAG, e, MPI_STATUS_IGNORE);
-        slow += MPI_Wtime() - start;
+        const double seconds = MPI_Wtime() - start;
+        slow += seconds;
+        slow_lower += seconds < HANDLER_SECONDS + 2 * PREEMPTED_SECONDS ? seconds : HANDLER_SECONDS;
     }
     recv_time = moved(&before, RECV_TIME);
     CHECK(slow >= SLOW_ERRORS * HANDLER_SECONDS, "%d receives under a handler sleeping %.0f ms took %.3f s",
           SLOW_ERRORS, HANDLER_SECONDS * 1e3, slow);
-    check_time(recv_time, slow, "RECV_TIME of receives whose error handler sleeps 10 ms");
+    check_time_within(recv_time, slow_lower, slow, "RECV_TIME of receives whose error handler sleeps 10 ms");
     MPI_OK(MPI_Errhandler_free(&sleeping));
     MPI_OK(MPI_Comm_free(&e));
 }

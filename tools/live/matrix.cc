@@ -232,6 +232,27 @@ const char *const spc_live_peer_names[SPC_NUM_PEER_COUNTERS] = {
 #include "spc/catalogue.def"
 };
 
+std::vector<std::string> peer_files_of(const std::string &segment_path)
+{
+    const size_t slash = segment_path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : segment_path.substr(0, slash);
+    const std::string base = segment_path.substr(slash == std::string::npos ? 0 : slash + 1);
+    const size_t prefix = std::strlen(SPC_LIVE_FILE_PREFIX);
+    if (base.compare(0, prefix, SPC_LIVE_FILE_PREFIX) != 0) {
+        return {};
+    }
+    // ompi-spc.<uid>.<jobid>.<rank> -> ompi-spc-peers.<uid>.<jobid>.<rank>.
+    const std::string stem = SPC_PEERS_FILE_PREFIX + base.substr(prefix) + ".";
+    std::vector<std::string> paths;
+    Name parsed;
+    for (const std::string &name : names_in(dir)) {
+        if (name.compare(0, stem.size(), stem) == 0 && parse_name(name, parsed)) {
+            paths.push_back(dir + "/" + name);
+        }
+    }
+    return paths;
+}
+
 std::vector<std::string> matrix_jobs(const std::string &dir)
 {
     std::set<std::string> jobs;
@@ -349,11 +370,8 @@ void write_matrix_csv(std::FILE *out, const Matrix &matrix)
                   "the user's arrays, then the internal ones, then the one-sided ones");
     std::fputs("rank,peer,kind", out);
     for (int v = 0; v < kValues; ++v) {
-        // PEER_MESSAGES_SENT -> messages_sent, as the finalize report
         std::fputc(',', out);
-        for (const char *c = spc_live_peer_names[v] + std::strlen("PEER_"); *c; ++c) {
-            std::fputc(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c, out);
-        }
+        spc_matrix_csv_column(out, spc_live_peer_names[v]);
     }
     std::fputc('\n', out);
     for (int rank : matrix.ranks) {

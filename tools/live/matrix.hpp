@@ -45,4 +45,9 @@ Matrix read_matrix(const std::string &dir, const std::string &job);
 // The CSV of NAME.matrix.csv: a row per rank, peer and kind with traffic.
 void write_matrix_csv(std::FILE *out, const Matrix &matrix);
 
+// The per-peer files (paths) of the process whose live segment is
+// segment_path (<dir>/ompi-spc.<uid>.<jobid>.<rank>): its matrix and
+// storage files beside it; none for a segment not named by its job.
+std::vector<std::string> peer_files_of(const std::string &segment_path);
+
 }  // namespace spc_live

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "matrix.hpp"
 #include "reader.hpp"
 #include "table.hpp"
 
@@ -67,7 +68,8 @@ OPTIONS
                      read, no rates)
     --once           print the table once and exit
     --clean          remove the files of processes that have ended (dead, or
-                     finalized and exited), then exit
+                     finalized and exited), their per-peer files (spc-matrix's)
+                     too, then exit
     --all-nodes      also show files written on other nodes (a folder that
                      nodes share); their state cannot be told from here
     --time N         measure: N full reads (list, map, check, sum every
@@ -263,13 +265,24 @@ int clean(const Options &o)
         if (!gone) {
             continue;
         }
-        if (unlink(segment->path().c_str()) == 0) {
-            std::printf("removed %s (job %s rank %d, pid %lld, %s)\n", segment->path().c_str(),
-                        segment->jobid().c_str(), segment->rank(), static_cast<long long>(segment->pid()),
-                        spc_live::status_name(status));
-            ++removed;
-        } else {
-            found.errors.push_back(segment->path() + ": cannot remove it: " + std::strerror(errno));
+        // Its per-peer files first (spc-matrix's): a folder left with them
+        // and no segment would name no process to clean them by.
+        std::vector<std::string> files;
+        try {
+            files = spc_live::peer_files_of(segment->path());
+        } catch (const spc_live::Error &e) {
+            found.errors.push_back(e.what());
+            continue;
+        }
+        files.push_back(segment->path());
+        for (const std::string &file : files) {
+            if (unlink(file.c_str()) == 0) {
+                std::printf("removed %s (job %s rank %d, pid %lld, %s)\n", file.c_str(), segment->jobid().c_str(),
+                            segment->rank(), static_cast<long long>(segment->pid()), spc_live::status_name(status));
+                ++removed;
+            } else {
+                found.errors.push_back(file + ": cannot remove it: " + std::strerror(errno));
+            }
         }
     }
     std::printf("%d file%s removed from %s\n", removed, removed == 1 ? "" : "s", o.dir.c_str());

@@ -32,6 +32,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -211,6 +213,18 @@ void spc_batch_identity(char *job, size_t job_size, char *step, size_t step_size
  * (4 arrays each): the names of NAME.matrix.csv's and spc-matrix's kind
  * column. */
 #define SPC_MATRIX_KIND_NAMES {"user", "internal", "one-sided"}
+
+/* Writes the column of a value of NAME.matrix.csv (the finalize report's)
+ * and spc-matrix's CSV: the name of its catalogue row, with or without
+ * OMPI_SPC_, after PEER_ and in lower case (PEER_MESSAGES_SENT ->
+ * messages_sent). */
+static inline void spc_matrix_csv_column(FILE *out, const char *row_name)
+{
+    const char *peer = strstr(row_name, "PEER_");
+    for (const char *c = peer != NULL ? peer + strlen("PEER_") : row_name; *c != '\0'; ++c) {
+        fputc(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c, out);
+    }
+}
 
 enum spc_peers_kind {
     SPC_PEERS_STORAGE = 1,   /* one communicator's or window's arrays */
