@@ -1,6 +1,7 @@
 // Patched sites: each update site is a 5-byte instruction that is a jump to
 // its update code while one of its counters is on and a 5-byte no-op while
-// they are off, rewritten in place as counters are turned on and off.
+// they are off (a site at a function's entry: a jump to the function's plain
+// code), rewritten in place as counters are turned on and off.
 //
 // Why rewriting code that other threads may be running is safe: the
 // Linux kernel's protocol for the same problem (text_poke_bp,
@@ -204,17 +205,18 @@ const int32_t &target_for(const spc_site &site)
     return spc_hook_switches_on(hook) ? site.on : site.counters;
 }
 
-// The 5 bytes a site should hold: off, the no-op; on, a jump past its code's
+// The 5 bytes a site should hold: off, the no-op, or for a site at a
+// function's entry the jump to its plain code; on, a jump past its code's
 // flag test to the target target_for chose (a hook's copy with tests, for
 // its counters alone, or for all counters with exact or sampled timers).
 void code_for(const spc_site &site, bool on, unsigned char code[5])
 {
-    if (!on) {
+    if (!on && site.off == 0) {
         std::memcpy(code, kNop5, sizeof kNop5);
         return;
     }
     unsigned char *at = address(&site.at);
-    const int32_t &target = target_for(site);
+    const int32_t &target = on ? target_for(site) : site.off;
     int32_t displacement = static_cast<int32_t>(address(&target) - (at + 5));
     code[0] = kJmp;
     std::memcpy(code + 1, &displacement, sizeof displacement);

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "entry_probe.h"
 #include "spc/spc.h"
 
 namespace {
@@ -397,6 +398,60 @@ TEST(Sites, HookAroundTakesItsCopyForCountersWhileNoSwitchIsOn)
     EXPECT_EQ(spc_read(kFirst) - first, 5u) << "added in each of the five runs while on";
     EXPECT_EQ(spc_read(kSecond) - second, 2u) << "added in the two runs while on";
     ASSERT_EQ(spc_hook_define(kTwo, nullptr, 0), SPC_SUCCESS);
+}
+
+// A hook at a function's entry (entry_probe.c), as the timed MPI functions
+// have: the function's first byte is the site, which while off jumps to the
+// plain code where sites are patched; on, it goes to the copy its consumers
+// say, as a hook around a call does.
+TEST(Sites, HookAtAFunctionsEntryJumpsToItsPlainCodeWhileOff)
+{
+    constexpr int kKeyOfEntry = SPC_SWITCH_FIRST_EVENT + 8;
+    EXPECT_EQ(entry_probe(5), 15) << "a hook without consumers runs the plain code";
+    const int consumers[] = {ENTRY_PROBE_FIRST, ENTRY_PROBE_SECOND, SPC_SWITCH_SITE_ID(kKeyOfEntry)};
+    ASSERT_EQ(spc_hook_define(ENTRY_PROBE_HOOK, consumers, 3), SPC_SUCCESS);
+    EXPECT_EQ(entry_probe(5), 15);
+    const auto mark = [](spc_hook_mode mode) { return patched() ? ENTRY_PROBE_MARK(mode) : ENTRY_PROBE_MARK(SPC_HOOK_TESTS); };
+#if SPC_SITES_PATCHED
+    const spc_site *entry = entry_of(SPC_HOOK_SITE_ID(ENTRY_PROBE_HOOK));
+    ASSERT_NE(entry, nullptr);
+    const unsigned char *site = target(&entry->at);
+    EXPECT_EQ(site, reinterpret_cast<const unsigned char *>(&entry_probe)) << "the function's first byte";
+    ASSERT_NE(entry->off, 0) << "a site at an entry names its plain code";
+    EXPECT_EQ(jump_target(site), patched() ? target(&entry->off) : target(&entry->target))
+        << "off: patched, a jump to the plain code; the flag kind, to the flag test";
+    const std::array<const int32_t *, 5> copies = {&entry->on, &entry->counters, &entry->all, &entry->all_sampled,
+                                                    &entry->off};
+    for (size_t i = 0; i < copies.size(); ++i) {
+        for (size_t j = i + 1; j < copies.size(); ++j) {
+            EXPECT_NE(target(copies[i]), target(copies[j])) << "five codes: " << i << ", " << j;
+        }
+    }
+#endif
+    const uint64_t first = spc_read(ENTRY_PROBE_FIRST), second = spc_read(ENTRY_PROBE_SECOND);
+    ASSERT_EQ(spc_counter_enable(ENTRY_PROBE_FIRST), SPC_SUCCESS);
+    EXPECT_EQ(entry_probe(6), 18 + mark(SPC_HOOK_COUNTERS)) << "one counter of two, no switch";
+    ASSERT_EQ(spc_counter_enable(ENTRY_PROBE_SECOND), SPC_SUCCESS);
+    EXPECT_EQ(entry_probe(7), 21 + mark(SPC_HOOK_ALL_COUNTERS)) << "both counters";
+#if SPC_SITES_PATCHED
+    EXPECT_EQ(jump_target(site), patched() ? target(&entry->all) : target(&entry->target));
+#endif
+    ASSERT_EQ(spc_timer_sampling_set(16), SPC_SUCCESS);
+    EXPECT_EQ(entry_probe(8), 24 + mark(SPC_HOOK_ALL_SAMPLED)) << "both counters, timers sampled";
+    ASSERT_EQ(spc_timer_sampling_set(1), SPC_SUCCESS);
+    ASSERT_EQ(spc_switch_on(kKeyOfEntry), SPC_SUCCESS);
+    EXPECT_EQ(entry_probe(9), 27 + mark(SPC_HOOK_TESTS)) << "a switch on";
+    ASSERT_EQ(spc_counter_disable(ENTRY_PROBE_FIRST), SPC_SUCCESS);
+    ASSERT_EQ(spc_counter_disable(ENTRY_PROBE_SECOND), SPC_SUCCESS);
+    EXPECT_EQ(entry_probe(10), 30 + mark(SPC_HOOK_TESTS)) << "only the switch on";
+    ASSERT_EQ(spc_switch_off(kKeyOfEntry), SPC_SUCCESS);
+    EXPECT_EQ(entry_probe(11), 33) << "all off: the plain code again";
+#if SPC_SITES_PATCHED
+    EXPECT_EQ(jump_target(site), patched() ? target(&entry->off) : target(&entry->target));
+#endif
+    EXPECT_EQ(spc_read(ENTRY_PROBE_FIRST) - first, 4u) << "added in the four runs while on";
+    EXPECT_EQ(spc_read(ENTRY_PROBE_SECOND) - second, 3u) << "added in the three runs while on";
+    ASSERT_EQ(spc_hook_define(ENTRY_PROBE_HOOK, nullptr, 0), SPC_SUCCESS);
 }
 
 TEST(Sites, HookCodeKeepsItsThreadsBlockAcrossACall)

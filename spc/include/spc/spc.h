@@ -239,6 +239,9 @@ struct spc_site {
     int32_t all;     /* a hook's code for all its counters on and no switch (else == on) */
     int32_t all_sampled; /* the same with timers sampled (else == all) */
     int32_t id, id2; /* on while either counter is on (id2 == id for one) */
+    int32_t off;     /* 0: off, the site is a 5-byte no-op; else, for a site at a function's
+                      * entry (SPC_HOOK_ENTRY), the code it jumps to while off, relative to
+                      * this field */
 };
 #define SPC_ANY_TIMER (-1)  /* a site's id: on while any TIMER counter is */
 
@@ -905,6 +908,31 @@ static inline void spc_level_add_(int id, int64_t delta)
         SPC_HOOK_CODE_(SPC_HOOK_ALL_COUNTERS, code);                                          \
     spc_done_:;                                                                               \
     } while (0)
+
+/* A hook at a function's entry, for a function whose every call the hook
+ * holds (ompi_spc_hooks.h's timed MPI functions): the function is naked,
+ * declared with SPC_HOOK_ENTRY_FUNCTION and its body SPC_HOOK_ENTRY_SITE
+ * alone, the site, which jumps while off to prefix_plain, a function of the
+ * same parameters that does its work, while on to the copy of the hook's
+ * code its mode chooses (prefix_tests, _counters, _all, _sampled), and in
+ * the flag kind to prefix_test (SPC_HOOK_ENTRY_TEST), which tests the
+ * hook's flag.  With no prologue before the site, each runs as if called
+ * in the function's place: off costs the jump and shares no register with
+ * the work (a site in the body comes after the body's prologue, which the
+ * compiler then lays out around the site too), and on undoes no prologue
+ * before the jump. */
+#define SPC_HOOK_ENTRY 1
+#define SPC_HOOK_ENTRY_FUNCTION __attribute__((naked))
+#define SPC_HOOK_ENTRY_SITE(prefix) __asm__(SPC_HOOK_ENTRY_SITE_TEXT_(prefix))
+#define SPC_HOOK_ENTRY_TEST(hook, prefix, type, params, args)                                   \
+    static __attribute__((noinline, used)) type prefix##_test params                             \
+    {                                                                                           \
+        __asm__(SPC_HOOK_ENTRY_RECORD_TEXT_(prefix) : : "i"(SPC_HOOK_SITE_ID(hook)));           \
+        if (SPC_UNLIKELY(__atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED))) {         \
+            return prefix##_tests args;                                                          \
+        }                                                                                       \
+        return prefix##_plain args;                                                              \
+    }
 
 /* This link unit's table, registered by every file that includes us. */
 extern const struct spc_site __start_spc_sites[] __attribute__((weak, visibility("hidden")));

@@ -37,12 +37,12 @@ static inline __attribute__((always_inline)) uint64_t spc_rdtsc_(void)
  * straddle a cache line, since the int3 protocol (sites.cc) never lets a
  * thread run the bytes of a patch while they change.  Its entry in the
  * spc_sites section: the site and its five targets relative to the entry,
- * then its ids (struct spc_site). */
+ * then its ids, then 0: off, a no-op (struct spc_site). */
 #define SPC_SITE_TEXT_(test, on, counters, all, sampled)                             \
     "1: .byte 0xe9\n .long %l[" #test "] - 2f\n2:\n"                                   \
     ".pushsection spc_sites,\"a\"\n .balign 4\n"                                        \
     " .long 1b - ., %l[" #test "] - ., %l[" #on "] - ., %l[" #counters "] - .,"          \
-    " %l[" #all "] - ., %l[" #sampled "] - ., %c0, %c1\n .popsection"
+    " %l[" #all "] - ., %l[" #sampled "] - ., %c0, %c1, 0\n .popsection"
 #define SPC_SITE_(id, id2, test, on) \
     __asm__ goto(SPC_SITE_TEXT_(test, on, on, on, on) : : "i"(id), "i"(id2) : : test, on)
 /* A hook around a statement: a copy of its code for each case. */
@@ -53,6 +53,19 @@ static inline __attribute__((always_inline)) uint64_t spc_rdtsc_(void)
  * its copy for all counters for sampled timers too. */
 #define SPC_HOOK_SITE_POINT_(id, test, on, all) \
     __asm__ goto(SPC_SITE_TEXT_(test, on, on, all, all) : : "i"(id), "i"(id) : : test, on, all)
+
+/* A site at a function's entry (spc.h's SPC_HOOK_ENTRY): the jump, in the
+ * naked function's basic asm, and its entry in the spc_sites section,
+ * from a function with operands (the hook's id); the targets are the
+ * prefix_* functions, which the entry names, so they must keep their
+ * names (static, used). */
+#define SPC_HOOK_ENTRY_SITE_TEXT_(prefix) \
+    ".Lspc_entry_" #prefix ":\n .byte 0xe9\n .long " #prefix "_test - 1f\n1:\n"
+#define SPC_HOOK_ENTRY_RECORD_TEXT_(prefix)                                                    \
+    ".pushsection spc_sites,\"a\"\n .balign 4\n"                                              \
+    " .long .Lspc_entry_" #prefix " - ., " #prefix "_test - ., " #prefix "_tests - .,"          \
+    " " #prefix "_counters - ., " #prefix "_all - ., " #prefix "_sampled - ., %c0, %c0,"        \
+    " " #prefix "_plain - .\n .popsection"
 
 #endif
 
