@@ -42,6 +42,9 @@
 #include "spc/spc_papi.h"
 #endif
 
+/* The core keeps a flag per hook for SPC_MAX_HOOKS of them. */
+_Static_assert(OMPI_SPC_NUM_HOOKS <= SPC_MAX_HOOKS, "ompi_spc_hooks.def has more hooks than spc.h's SPC_MAX_HOOKS");
+
 void ompi_spc_hooks_define(void)
 {
     static const struct {

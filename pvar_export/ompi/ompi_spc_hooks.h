@@ -55,23 +55,31 @@ enum ompi_spc_timed_call {
 #include "spc/catalogue.def"
 };
 
-/* A timed MPI function: hook MPI_<name>'s code in each of its modes (spc.h's
- * spc_hook_mode), each a function of its own around body, the function's
- * body (always inline; params its parameters, args their names): it counts
- * the call (on comm too, a communicator or NULL, with comm's counter
- * comm_call or -1), times it and holds its safe points, at its entry and its
- * return (the binding defines OMPI_SPC_TIMED_BINDING: bindings.h leaves its
- * body none).  Functions of their own, so that the binding's off path is
- * the body's with one site, its registers and safe points the body's alone
- * (inline, the hook's code shared them: MPI_Wait's off path took 8
- * instructions more than the body's), and so that the code calls no copy
- * of the body.  Unused, but for the one with tests, where sites are flags
- * (not x86-64). */
-#define OMPI_SPC_MPI_TIMED_CODE(name, body, comm, comm_call, params, args)                                 \
-    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, SPC_HOOK_TESTS, tests)             \
-    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, SPC_HOOK_COUNTERS, counters)       \
-    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, SPC_HOOK_ALL_COUNTERS, all)        \
-    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, SPC_HOOK_ALL_SAMPLED, sampled)
+/* A timed MPI function, function (params its parameters, args their
+ * names), whose body is body (always inline): hook MPI_<name>'s code in
+ * each of its modes (spc.h's spc_hook_mode), each a function of its own
+ * around body, which counts the call (on comm too, a communicator or NULL,
+ * with comm's counter comm_call or -1), times it and holds its safe points,
+ * at its entry and its return (the binding defines OMPI_SPC_TIMED_BINDING:
+ * bindings.h leaves its body none).  Functions of their own, so that no
+ * register of body's is the hook's and the code calls no copy of the body.
+ * Where sites are patched, the hook's site is function's entry
+ * (SPC_HOOK_ENTRY): function is the site alone, which jumps to body_plain
+ * (body as a function) while off and to the mode's copy while on, as if
+ * either were called in function's place.  Elsewhere the site is in
+ * function's body, which tail-calls the copy (only the one with tests,
+ * there: the others are unused). */
+#ifdef SPC_HOOK_ENTRY
+#define OMPI_SPC_MPI_TIMED_CODE(name, function, body, comm, comm_call, params, args)                       \
+    OMPI_SPC_MPI_TIMED_COPIES_(name, body, comm, comm_call, params, args, used)                              \
+    static __attribute__((noinline, used)) int body##_plain params { return body args; }                    \
+    SPC_HOOK_ENTRY_TEST(OMPI_SPC_HOOK_MPI_##name, body, int, params, args)                                  \
+    SPC_HOOK_ENTRY_FUNCTION int function params;
+/* The binding: its site, whose targets are hook MPI_<name>'s. */
+#define OMPI_SPC_MPI_TIMED(name, body, args) SPC_HOOK_ENTRY_SITE(body)
+#else
+#define OMPI_SPC_MPI_TIMED_CODE(name, function, body, comm, comm_call, params, args)                       \
+    OMPI_SPC_MPI_TIMED_COPIES_(name, body, comm, comm_call, params, args, unused)
 /* The binding: body behind hook MPI_<name>'s one site, which while on
  * jumps (a tail call) to the hook's code in the site's mode. */
 #define OMPI_SPC_MPI_TIMED(name, body, args)                                                               \
@@ -83,8 +91,14 @@ enum ompi_spc_timed_call {
 #define OMPI_SPC_MPI_TIMED_IN_(body, mode)                                                                 \
     ((mode) == SPC_HOOK_TESTS ? body##_tests : (mode) == SPC_HOOK_COUNTERS ? body##_counters               \
      : (mode) == SPC_HOOK_ALL_COUNTERS ? body##_all : body##_sampled)
-#define OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, mode, suffix)                  \
-    static __attribute__((noinline, unused)) int body##_##suffix params                                    \
+#endif
+#define OMPI_SPC_MPI_TIMED_COPIES_(name, body, comm, comm_call, params, args, kept)                        \
+    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, kept, SPC_HOOK_TESTS, tests)       \
+    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, kept, SPC_HOOK_COUNTERS, counters) \
+    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, kept, SPC_HOOK_ALL_COUNTERS, all)  \
+    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, kept, SPC_HOOK_ALL_SAMPLED, sampled)
+#define OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, kept, mode, suffix)            \
+    static __attribute__((noinline, kept)) int body##_##suffix params                                      \
     {                                                                                                      \
         uint64_t *spc_block_ = spc_hook_block_start_(mode);                                                \
         const uint64_t spc_start_ = ompi_spc_mpi_enter(mode, OMPI_SPC_HOOK_MPI_##name, &spc_block_, (comm), \
