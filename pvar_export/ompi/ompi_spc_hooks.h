@@ -93,16 +93,21 @@ enum ompi_spc_timed_call {
      : (mode) == SPC_HOOK_ALL_COUNTERS ? body##_all : body##_sampled)
 #endif
 #define OMPI_SPC_MPI_TIMED_COPIES_(name, body, comm, comm_call, params, args, kept)                        \
-    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, kept, SPC_HOOK_TESTS, tests)       \
-    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, kept, SPC_HOOK_COUNTERS, counters) \
-    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, kept, SPC_HOOK_ALL_COUNTERS, all)  \
-    OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, kept, SPC_HOOK_ALL_SAMPLED, sampled)
-#define OMPI_SPC_MPI_TIMED_COPY_(name, body, comm, comm_call, params, args, kept, mode, suffix)            \
+    SPC_HOOK_ENTRY_COPIES(OMPI_SPC_MPI_TIMED_COPY_, name, body, comm, comm_call, params, args, kept)
+/* A call not timed runs the body on a path of its own, with nothing kept
+ * across it but the return code. */
+#define OMPI_SPC_MPI_TIMED_COPY_(suffix, mode, name, body, comm, comm_call, params, args, kept)            \
     static __attribute__((noinline, kept)) int body##_##suffix params                                      \
     {                                                                                                      \
         uint64_t *spc_block_ = spc_hook_block_start_(mode);                                                \
         const uint64_t spc_start_ = ompi_spc_mpi_enter(mode, OMPI_SPC_HOOK_MPI_##name, &spc_block_, (comm), \
             OMPI_SPC_CALL_OF_##name, (comm_call), OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);      \
+        if (__builtin_expect(spc_start_ == 0, (mode) != SPC_HOOK_ALL_COUNTERS)) {                          \
+            const int spc_rc_ = body args;                                                                 \
+            ompi_spc_mpi_leave(mode, OMPI_SPC_HOOK_MPI_##name, &spc_block_, 0, (comm),                      \
+                OMPI_SPC_COMM_TIME_OF_##name, OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);         \
+            return spc_rc_;                                                                                \
+        }                                                                                                  \
         const int spc_rc_ = body args;                                                                     \
         ompi_spc_mpi_leave(mode, OMPI_SPC_HOOK_MPI_##name, &spc_block_, spc_start_, (comm),                 \
             OMPI_SPC_COMM_TIME_OF_##name, OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);             \

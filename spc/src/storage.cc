@@ -70,7 +70,7 @@ void Registry::fold_exiting_thread(void *block)
     Registry &r = registry();
     {
         std::lock_guard<std::mutex> lock(r.mutex);
-        for (int slot = 0; slot < SPC_BLOCK_COUNTDOWN; ++slot) {
+        for (int slot = 0; slot < SPC_BLOCK_SLOTS; ++slot) {
             r.retired[slot] += load(&shard[slot]);
         }
         r.live.erase(std::find(r.live.begin(), r.live.end(), shard));
@@ -113,11 +113,7 @@ uint64_t *spc_thread_shard_create(void)
     spc::live::Block live = spc::live::acquire();
     if (live.block != nullptr) {
         uint64_t *shard = live.block;
-        // Counter slots keep what an exited thread counted; the sampling
-        // state and the timed call it is in are this thread's own.
-        shard[SPC_BLOCK_COUNTDOWN] = 0;
-        shard[SPC_BLOCK_IN_CALL] = 0;
-        shard[SPC_BLOCK_RANDOM] = spc::random_seed();
+        // Its slots keep what an exited thread counted.
         if (live.fresh) {
             std::lock_guard<std::mutex> lock(r.mutex);
             r.live.push_back(shard);
@@ -144,7 +140,6 @@ uint64_t *spc_thread_shard_create(void)
     }
     std::memset(block, 0, kShardBytes);
     auto *shard = static_cast<uint64_t *>(block);
-    shard[SPC_BLOCK_RANDOM] = spc::random_seed();
     {
         std::lock_guard<std::mutex> lock(r.mutex);
         r.live.push_back(shard);

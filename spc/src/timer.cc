@@ -78,7 +78,7 @@ uint64_t ticks_per_second()
 
 namespace spc {
 
-// The n-th thread to count in a process gets the n-th seed, not one from the
+// The n-th thread to draw a timed interval in a process gets the n-th seed, not one from the
 // clock: the gaps still look random to the workload, and a run's timed
 // intervals repeat from run to run (so the instruction budget of sampled
 // timers is a fixed number, netpipe_runs/instruction_budget.py).  The seed is
@@ -104,6 +104,8 @@ uint64_t ticks_to_microseconds(uint64_t ticks, uint64_t per_second)
 
 extern "C" {
 
+__thread struct spc_thread_timing spc_thread_timing __attribute__((tls_model("initial-exec"))) = {0, 0, 0};
+
 void spc_init(void)
 {
     std::call_once(origin_taken_once, [] {
@@ -123,9 +125,7 @@ int spc_timer_sampling_set(unsigned n)
     const unsigned before = __atomic_exchange_n(&spc_flags_.timer_sampling, n, __ATOMIC_RELAXED);
     // The caller's next interval is timed; other threads take the new n at
     // their next timed interval.
-    if (spc_thread_shard != nullptr) {
-        spc_thread_shard[SPC_BLOCK_COUNTDOWN] = 0;
-    }
+    spc_thread_timing.countdown = 0;
     if ((before > 1) != (n > 1)) {
         spc::hooks_follow_sampling();
     }
@@ -138,14 +138,17 @@ unsigned spc_timer_sampling(void) { return __atomic_load_n(&spc_flags_.timer_sam
 // scaled by n are unbiased, and the jitter keeps the timed intervals from
 // locking onto a periodic workload while keeping the count of timed
 // intervals close to 1 in n (a wider spread makes the estimate noisier).
-uint64_t spc_timer_next_gap_(uint64_t *block)
+uint64_t spc_timer_next_gap_(void)
 {
     uint64_t n = spc_timer_sampling();
-    uint64_t x = block[SPC_BLOCK_RANDOM];  // xorshift64
+    uint64_t x = spc_thread_timing.random;  // xorshift64
+    if (x == 0) {
+        x = spc::random_seed();
+    }
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
-    block[SPC_BLOCK_RANDOM] = x;
+    spc_thread_timing.random = x;
     uint64_t spread = std::min<uint64_t>((n + 7) / 8, n - 1);
     return n - spread + x % (2 * spread + 1);
 }

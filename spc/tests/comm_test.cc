@@ -37,11 +37,12 @@ TEST(CommCounters, RowsNameCatalogueCountersOnce)
 }
 
 // A match timed into a communicator, as ob1's are (patch
-// "ob1: counters bound to communicators").
-__attribute__((noinline)) void timed_match(struct spc_comm *comm, int timed)
+// "ob1: counters bound to communicators"); its start names timer Timed.
+template <int Timed>
+__attribute__((noinline)) void timed_match(struct spc_comm *comm)
 {
     spc_timer_t timer = {0, 0};
-    SPC_TIMER_START(timed, &timer);
+    SPC_TIMER_START(Timed, &timer);
     SPC_TIMER_STOP_COMM(&timer, OMPI_SPC_MATCH_TIME, comm, SPC_COMM_MATCH_TIME);
 }
 
@@ -49,16 +50,16 @@ TEST(CommCounters, MatchTimeGoesToTheCommunicatorOnlyWhileBothAreOn)
 {
     struct spc_comm *comm = spc_comm_create(2);
     ASSERT_NE(comm, nullptr);
-    timed_match(comm, OMPI_SPC_MATCH_TIME);
+    timed_match<OMPI_SPC_MATCH_TIME>(comm);
     EXPECT_EQ(spc_comm_read(comm, SPC_COMM_MATCH_TIME), 0u) << "timers off";
     ASSERT_EQ(spc_counter_enable(OMPI_SPC_MATCH_TIME), SPC_SUCCESS);
     const uint64_t global_before = spc_read_raw(OMPI_SPC_MATCH_TIME);
-    timed_match(comm, OMPI_SPC_MATCH_TIME);
+    timed_match<OMPI_SPC_MATCH_TIME>(comm);
     EXPECT_EQ(spc_comm_read(comm, SPC_COMM_MATCH_TIME), 0u) << "communicator counters off";
     ASSERT_EQ(spc_switch_on(SPC_SWITCH_COMM_COUNTERS), SPC_SUCCESS);
     const uint64_t timed_before = spc_read_raw(OMPI_SPC_MATCH_TIME);
     for (int i = 0; i < 100; ++i) {
-        timed_match(comm, OMPI_SPC_MATCH_TIME);
+        timed_match<OMPI_SPC_MATCH_TIME>(comm);
     }
     const uint64_t in_comm = spc_comm_read(comm, SPC_COMM_MATCH_TIME);
     EXPECT_GT(in_comm, 0u);
@@ -66,7 +67,7 @@ TEST(CommCounters, MatchTimeGoesToTheCommunicatorOnlyWhileBothAreOn)
         << "the communicator gets exactly the intervals the process-wide timer got";
     EXPECT_GT(timed_before, global_before);
     ASSERT_EQ(spc_counter_enable(OMPI_SPC_OOS_MATCH_TIME), SPC_SUCCESS);
-    timed_match(comm, OMPI_SPC_OOS_MATCH_TIME);
+    timed_match<OMPI_SPC_OOS_MATCH_TIME>(comm);
     EXPECT_EQ(spc_comm_read(comm, SPC_COMM_MATCH_TIME), in_comm) << "another timer's interval";
     spc_counter_disable(OMPI_SPC_OOS_MATCH_TIME);
     spc_switch_off(SPC_SWITCH_COMM_COUNTERS);

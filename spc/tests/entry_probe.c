@@ -20,12 +20,9 @@ static inline __attribute__((always_inline)) int entry_hook_code(spc_hook_mode m
 #endif
 
 #ifdef SPC_HOOK_ENTRY
-#define ENTRY_COPY_(suffix, mode) \
+#define ENTRY_COPY_(suffix, mode, ...) \
     static __attribute__((noinline, used)) int entry_probe_##suffix(int x) { return entry_hook_code(mode, x); }
-ENTRY_COPY_(tests, SPC_HOOK_TESTS)
-ENTRY_COPY_(counters, SPC_HOOK_COUNTERS)
-ENTRY_COPY_(all, SPC_HOOK_ALL_COUNTERS)
-ENTRY_COPY_(sampled, SPC_HOOK_ALL_SAMPLED)
+SPC_HOOK_ENTRY_COPIES(ENTRY_COPY_, )
 static __attribute__((noinline, used)) int entry_probe_plain(int x) { return entry_work(x); }
 SPC_HOOK_ENTRY_TEST(ENTRY_PROBE_HOOK, entry_probe, int, (int x), (x))
 

@@ -303,6 +303,12 @@ typedef enum spc_hook_mode {
     SPC_HOOK_COUNTERS       /* no switch is on: test each counter */
 } spc_hook_mode;
 #define SPC_HOOK_MODE spc_hook_mode_
+/* copy(suffix, mode, ...) for each mode's copy of a hook's code at a
+ * function's entry (SPC_HOOK_ENTRY), prefix_<suffix>, which the site's
+ * record names. */
+#define SPC_HOOK_ENTRY_COPIES(copy, ...)                                                          \
+    copy(tests, SPC_HOOK_TESTS, __VA_ARGS__) copy(counters, SPC_HOOK_COUNTERS, __VA_ARGS__)       \
+    copy(all, SPC_HOOK_ALL_COUNTERS, __VA_ARGS__) copy(sampled, SPC_HOOK_ALL_SAMPLED, __VA_ARGS__)
 /* Inside a hook's code: whether one of its consumers that is a switch is
  * on, so that code tests its counters one by one but its switched
  * consumers (each a call) only behind this one test. */
@@ -498,7 +504,7 @@ struct __attribute__((aligned(64))) spc_shared_line {
 extern struct spc_shared_line spc_shared[OMPI_SPC_NUM_COUNTERS];
 
 /* A thread's block: its counters (sharded mode), then per TIMER the number
- * of intervals it timed (SPC_TIMED_<id>), then its sampling state. */
+ * of intervals it timed (SPC_TIMED_<id>): what readers sum. */
 enum spc_block_slot {
     SPC_BLOCK_TIMED_BEFORE_ = OMPI_SPC_NUM_COUNTERS - 1,
 #define SPC_STAT(name, kind, unit, category, verbosity, description) SPC_TIMED_SLOT_##kind##_(name)
@@ -507,21 +513,31 @@ enum spc_block_slot {
 #define SPC_TIMED_SLOT_LEVEL_(name)
 #define SPC_TIMED_SLOT_TIMER_(name) SPC_TIMED_OMPI_SPC_##name,
 #include "spc/catalogue.def"
-    SPC_BLOCK_COUNTDOWN,   /* intervals until the next timed one */
-    SPC_BLOCK_IN_CALL,     /* 1 while the thread is inside a timed MPI call (spc_call_enter_) */
-    SPC_BLOCK_RANDOM,      /* state of the thread's random gaps */
+    SPC_BLOCK_NOT_TIMED,   /* spc_timed_slot_ of a counter that is no timer: no code that runs adds to it */
     SPC_BLOCK_SLOTS
 };
-enum { SPC_NUM_TIMERS = SPC_BLOCK_COUNTDOWN - OMPI_SPC_NUM_COUNTERS };
+enum { SPC_NUM_TIMERS = SPC_BLOCK_NOT_TIMED - OMPI_SPC_NUM_COUNTERS };
 
-/* The calling thread's block.  Only a pointer is thread-local, and
- * initial-exec, so that libmpi stays dlopen-able and no update calls
- * __tls_get_addr. */
+/* The calling thread's block.  Thread-local data stays small (this pointer
+ * and spc_thread_timing, 32 bytes) and initial-exec, so that libmpi stays
+ * dlopen-able and no update calls __tls_get_addr. */
 extern __thread uint64_t *spc_thread_shard __attribute__((tls_model("initial-exec")));
 /* First update of a thread: allocates and registers its block. */
 uint64_t *spc_thread_shard_create(void) __attribute__((cold, returns_nonnull));
-/* The gap to the next timed interval, when sampling is above 1. */
-uint64_t spc_timer_next_gap_(uint64_t *block);
+
+/* A thread's sampling state and timed call, its own and never summed: not
+ * in its block but thread-local itself (initial-exec, 24 bytes), so that a
+ * timed call not drawn reaches it in one load of its offset and tests no
+ * pointer, and threads that share the block of last resort share no call. */
+struct spc_thread_timing {
+    uint64_t countdown;  /* intervals until the next timed one (0 on a new thread: the next) */
+    uint64_t in_call;    /* 1 while the thread is inside a timed MPI call (spc_call_enter_) */
+    uint64_t random;     /* state of its random gaps (0 until the first gap seeds it) */
+};
+extern __thread struct spc_thread_timing spc_thread_timing __attribute__((tls_model("initial-exec")));
+/* The gap to the calling thread's next timed interval, when sampling is
+ * above 1. */
+uint64_t spc_timer_next_gap_(void);
 
 /* A running SPC_TIMER_START/STOP pair: the start's clock reading (0 when the
  * interval is not timed) and the counter it times. */
@@ -672,39 +688,46 @@ SPC_INLINE_ int spc_timed_slot_(int id)
         return SPC_TIMED_OMPI_SPC_##name;
 #include "spc/catalogue.def"
     default:
-        return SPC_BLOCK_COUNTDOWN;  /* not a timer: its start never ran */
+        return SPC_BLOCK_NOT_TIMED;  /* not a timer: its start never ran */
     }
 }
 
 /* Counts a thread's countdown down by one: 1 while what is left is still
  * above 0.  On x86-64 one subtraction from memory sets the flags the jump
- * tests, where the compiler loads, subtracts, stores and tests (asm goto
- * with an output: GCC 11 on); ThreadSanitizer sees no asm, and the block's
- * owner alone touches its countdown. */
+ * tests (a flag output), where the compiler loads, subtracts, stores and
+ * tests; ThreadSanitizer sees no asm, and the thread alone touches its
+ * countdown. */
 SPC_INLINE_ int spc_count_down_(uint64_t *countdown)
 {
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__clang__) && __GNUC__ >= 11
-    __asm__ goto("subq $1, %0\n\tjg %l[left]" : "+m"(*countdown) : : "cc" : left);
-    return 0;
-left:
-    return 1;
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+    int left;
+    __asm__("subq $1, %0" : "+m"(*countdown), "=@ccg"(left));
+    return left;
 #else
     *countdown -= 1;
     return (int64_t)*countdown > 0;
 #endif
 }
 
-/* Whether a sampled timer id times this interval (and counts it if so): a
- * countdown in the thread's block, reset to a random gap when it runs out
- * (0 on a fresh block: below 1 once counted down). */
-SPC_INLINE_ int spc_timer_sampled_(uint64_t **hook_block, int id)
+/* Whether sampling draws this interval: the thread's countdown ran out
+ * (0 on a new thread: below 1 once counted down), and restarts at a random
+ * gap. */
+SPC_INLINE_ int spc_timer_drawn_(void)
 {
-    uint64_t *block = spc_hook_block_(hook_block);
-    if (SPC_LIKELY(spc_count_down_(&block[SPC_BLOCK_COUNTDOWN]))) {
+    if (SPC_LIKELY(spc_count_down_(&spc_thread_timing.countdown))) {
         return 0;
     }
-    block[SPC_BLOCK_COUNTDOWN] = spc_timer_next_gap_(block);
-    spc_block_add_(block, spc_timed_slot_(id), 1);
+    spc_thread_timing.countdown = spc_timer_next_gap_();
+    return 1;
+}
+
+/* Whether a sampled timer id times this interval, counted if so. */
+SPC_INLINE_ int spc_timer_sampled_(uint64_t **hook_block, int id)
+{
+    if (SPC_LIKELY(!spc_timer_drawn_())) {
+        return 0;
+    }
+    spc_block_add_(spc_hook_block_(hook_block), spc_timed_slot_(id), 1);
     return 1;
 }
 
@@ -742,22 +765,28 @@ SPC_INLINE_ void spc_hook_timer_start_(spc_hook_mode mode, int id, spc_timer_t *
  * outer call's interval holds it, so it is not timed again. */
 #define SPC_CALL_INSIDE_ UINT64_MAX
 
+SPC_INLINE_ int spc_call_timers_on_(int time, int family)
+{
+    return spc_enabled_(time) || spc_enabled_(family) || spc_enabled_(OMPI_SPC_MPI_TIME);
+}
+
 /* Whether a timed call's hook code times this call: one of its timers (its
  * own, its family's, MPI_TIME) is on and, sampled, the interval is drawn;
- * a drawn interval counts for the three timers' spc_timer_intervals. */
+ * a drawn interval counts for the three timers' spc_timer_intervals.
+ * Sampled, the draw comes first: a call not drawn tests no timer's flag. */
 SPC_INLINE_ int spc_call_times_(spc_hook_mode mode, uint64_t **block, int time, int family)
 {
-    if (!spc_hook_all_mode_(mode) &&
-        !(spc_enabled_(time) || spc_enabled_(family) || spc_enabled_(OMPI_SPC_MPI_TIME))) {
-        return 0;
-    }
-    if (mode == SPC_HOOK_ALL_COUNTERS || (mode != SPC_HOOK_ALL_SAMPLED && SPC_LIKELY(spc_flags_.timer_sampling == 1))) {
+    if (mode == SPC_HOOK_ALL_COUNTERS) {
         return 1;
     }
-    if (!spc_timer_sampled_(block, time)) {
+    if (mode != SPC_HOOK_ALL_SAMPLED && SPC_LIKELY(spc_flags_.timer_sampling == 1)) {
+        return spc_call_timers_on_(time, family);
+    }
+    if (SPC_LIKELY(!spc_timer_drawn_()) || (mode != SPC_HOOK_ALL_SAMPLED && !spc_call_timers_on_(time, family))) {
         return 0;
     }
     uint64_t *own = spc_hook_block_(block);
+    spc_block_add_(own, spc_timed_slot_(time), 1);
     spc_block_add_(own, spc_timed_slot_(family), 1);
     spc_block_add_(own, spc_timed_slot_(OMPI_SPC_MPI_TIME), 1);
     return 1;
@@ -769,11 +798,10 @@ SPC_INLINE_ int spc_call_times_(spc_hook_mode mode, uint64_t **block, int time, 
  * adds nothing of its own; spc_call_leave_ clears it. */
 SPC_INLINE_ uint64_t spc_call_enter_(spc_hook_mode mode, uint64_t **block, int time, int family)
 {
-    uint64_t *own = spc_hook_block_(block);
-    if (own[SPC_BLOCK_IN_CALL] != 0) {
+    if (spc_thread_timing.in_call != 0) {
         return SPC_CALL_INSIDE_;
     }
-    own[SPC_BLOCK_IN_CALL] = 1;
+    spc_thread_timing.in_call = 1;
     return spc_call_times_(mode, block, time, family) ? SPC_TIMER_CLOCK_() : 0;
 }
 
@@ -784,7 +812,7 @@ SPC_INLINE_ uint64_t spc_call_leave_(spc_hook_mode mode, uint64_t **block, uint6
     if (start == SPC_CALL_INSIDE_) {
         return 0;
     }
-    spc_hook_block_(block)[SPC_BLOCK_IN_CALL] = 0;
+    spc_thread_timing.in_call = 0;
     if (start == 0) {
         return 0;
     }
@@ -914,9 +942,9 @@ static inline void spc_level_add_(int id, int64_t delta)
  * declared with SPC_HOOK_ENTRY_FUNCTION and its body SPC_HOOK_ENTRY_SITE
  * alone, the site, which jumps while off to prefix_plain, a function of the
  * same parameters that does its work, while on to the copy of the hook's
- * code its mode chooses (prefix_tests, _counters, _all, _sampled), and in
- * the flag kind to prefix_test (SPC_HOOK_ENTRY_TEST), which tests the
- * hook's flag.  With no prologue before the site, each runs as if called
+ * code its mode chooses (prefix_tests, _counters, _all, _sampled: made by
+ * SPC_HOOK_ENTRY_COPIES), and in the flag kind to prefix_flag
+ * (SPC_HOOK_ENTRY_TEST), which tests the hook's flag.  With no prologue before the site, each runs as if called
  * in the function's place: off costs the jump and shares no register with
  * the work (a site in the body comes after the body's prologue, which the
  * compiler then lays out around the site too), and on undoes no prologue
@@ -925,7 +953,7 @@ static inline void spc_level_add_(int id, int64_t delta)
 #define SPC_HOOK_ENTRY_FUNCTION __attribute__((naked))
 #define SPC_HOOK_ENTRY_SITE(prefix) __asm__(SPC_HOOK_ENTRY_SITE_TEXT_(prefix))
 #define SPC_HOOK_ENTRY_TEST(hook, prefix, type, params, args)                                   \
-    static __attribute__((noinline, used)) type prefix##_test params                             \
+    static __attribute__((noinline, used)) type prefix##_flag params                             \
     {                                                                                           \
         __asm__(SPC_HOOK_ENTRY_RECORD_TEXT_(prefix) : : "i"(SPC_HOOK_SITE_ID(hook)));           \
         if (SPC_UNLIKELY(__atomic_load_n(&spc_flags_.hooks[hook], __ATOMIC_RELAXED))) {         \
@@ -974,20 +1002,22 @@ __attribute__((destructor, used)) static void spc_sites_unregister_here_(void)
 #define SPC_USER_OR_MPI(tag, n, user_id, mpi_id) \
     SPC_GUARDED_(user_id, mpi_id, 1,                                                       \
                  spc_hook_user_or_mpi_(SPC_HOOK_TESTS, NULL, (tag), (uint64_t)(n), (user_id), (mpi_id)))
-/* Timer sites are on while any timer is (SPC_ANY_TIMER): a start may then
- * choose its counter at run time, and a stop adds to the one its start
- * named. */
+/* A timer's start is on while its timer id (a constant) is; a stop adds
+ * to the one its start named, and is on while any timer is
+ * (SPC_ANY_TIMER), since it does not name it. */
 #define SPC_TIMER_START(id, timer)                                                    \
     do {                                                                              \
         (timer)->start = 0;                                                           \
-        SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, 1, spc_hook_timer_start_(SPC_HOOK_TESTS, (id), (timer))); \
+        SPC_GUARDED_((id), (id), 1, spc_hook_timer_start_(SPC_HOOK_TESTS, (id), (timer))); \
     } while (0)
 #define SPC_TIMER_STOP(timer) \
     SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, 1, spc_timer_stop_(timer))
-/* The same stop, also adding to a communicator's counter comm_id the
- * intervals of timed_id (storage is evaluated only while timers are on). */
+/* A stop that names its start's timer, timed_id, and is on while that
+ * timer is (so a start of another timer is stopped only while timed_id is
+ * on), also adding the interval to a communicator's counter comm_id
+ * (storage is evaluated only while timed_id is on). */
 #define SPC_TIMER_STOP_COMM(timer, timed_id, storage, comm_id) \
-    SPC_GUARDED_(SPC_ANY_TIMER, SPC_ANY_TIMER, 1, spc_timer_stop_comm_((timer), (timed_id), (storage), (comm_id)))
+    SPC_GUARDED_((timed_id), (timed_id), 1, spc_timer_stop_comm_((timer), (timed_id), (storage), (comm_id)))
 #define SPC_LEVEL_ADD(id, delta) spc_level_add_((id), (int64_t)(delta))
 /* code (statements, run only while switch key, a constant, is on) behind
  * one site. */

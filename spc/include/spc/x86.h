@@ -60,10 +60,10 @@ static inline __attribute__((always_inline)) uint64_t spc_rdtsc_(void)
  * prefix_* functions, which the entry names, so they must keep their
  * names (static, used). */
 #define SPC_HOOK_ENTRY_SITE_TEXT_(prefix) \
-    ".Lspc_entry_" #prefix ":\n .byte 0xe9\n .long " #prefix "_test - 1f\n1:\n"
+    ".Lspc_entry_" #prefix ":\n .byte 0xe9\n .long " #prefix "_flag - 1f\n1:\n"
 #define SPC_HOOK_ENTRY_RECORD_TEXT_(prefix)                                                    \
     ".pushsection spc_sites,\"a\"\n .balign 4\n"                                              \
-    " .long .Lspc_entry_" #prefix " - ., " #prefix "_test - ., " #prefix "_tests - .,"          \
+    " .long .Lspc_entry_" #prefix " - ., " #prefix "_flag - ., " #prefix "_tests - .,"          \
     " " #prefix "_counters - ., " #prefix "_all - ., " #prefix "_sampled - ., %c0, %c0,"        \
     " " #prefix "_plain - .\n .popsection"
 
