@@ -95,22 +95,26 @@ enum ompi_spc_timed_call {
 #define OMPI_SPC_MPI_TIMED_COPIES_(name, body, comm, comm_call, params, args, kept)                        \
     SPC_HOOK_ENTRY_COPIES(OMPI_SPC_MPI_TIMED_COPY_, name, body, comm, comm_call, params, args, kept)
 /* A call not timed runs the body on a path of its own, with nothing kept
- * across it but the return code. */
+ * across it but the return code; a timed one reads the clock on its own. */
 #define OMPI_SPC_MPI_TIMED_COPY_(suffix, mode, name, body, comm, comm_call, params, args, kept)            \
     static __attribute__((noinline, kept)) int body##_##suffix params                                      \
     {                                                                                                      \
         uint64_t *spc_block_ = spc_hook_block_start_(mode);                                                \
-        const uint64_t spc_start_ = ompi_spc_mpi_enter(mode, OMPI_SPC_HOOK_MPI_##name, &spc_block_, (comm), \
-            OMPI_SPC_CALL_OF_##name, (comm_call), OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);      \
-        if (__builtin_expect(spc_start_ == 0, (mode) != SPC_HOOK_ALL_COUNTERS)) {                          \
+        if (__builtin_expect(!ompi_spc_mpi_enter(mode, OMPI_SPC_HOOK_MPI_##name, &spc_block_, (comm),      \
+                                                 OMPI_SPC_CALL_OF_##name, (comm_call), OMPI_SPC_##name##_TIME, \
+                                                 OMPI_SPC_FAMILY_OF_##name),                               \
+                             (mode) != SPC_HOOK_ALL_COUNTERS)) {                                           \
             const int spc_rc_ = body args;                                                                 \
-            ompi_spc_mpi_leave(mode, OMPI_SPC_HOOK_MPI_##name, &spc_block_, 0, (comm),                      \
-                OMPI_SPC_COMM_TIME_OF_##name, OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);         \
+            spc_call_leave_untimed_();                                                                     \
+            ompi_spc_mpi_left(mode, OMPI_SPC_HOOK_MPI_##name, 0, (comm), OMPI_SPC_COMM_TIME_OF_##name);     \
             return spc_rc_;                                                                                \
         }                                                                                                  \
+        const uint64_t spc_start_ = SPC_TIMER_CLOCK_();                                                    \
         const int spc_rc_ = body args;                                                                     \
-        ompi_spc_mpi_leave(mode, OMPI_SPC_HOOK_MPI_##name, &spc_block_, spc_start_, (comm),                 \
-            OMPI_SPC_COMM_TIME_OF_##name, OMPI_SPC_##name##_TIME, OMPI_SPC_FAMILY_OF_##name);             \
+        ompi_spc_mpi_left(mode, OMPI_SPC_HOOK_MPI_##name,                                                  \
+                          spc_call_leave_timed_(mode, &spc_block_, spc_start_, OMPI_SPC_##name##_TIME,     \
+                                                OMPI_SPC_FAMILY_OF_##name),                                \
+                          (comm), OMPI_SPC_COMM_TIME_OF_##name);                                           \
         return spc_rc_;                                                                                    \
     }
 
@@ -165,8 +169,8 @@ ompi_spc_tuned_ran(spc_hook_mode mode, int algorithm, int algorithms, int first,
 /* A timed MPI function's entry in mode (its arguments are constants but
  * comm): its call counter (call, or -1), comm's counter comm_call (if comm
  * is a communicator: the call's checks come after) and the events' safe
- * point, then the timing's start (spc_call_enter_). */
-static inline __attribute__((always_inline)) uint64_t
+ * point, then whether the call is timed (spc_call_enter_). */
+static inline __attribute__((always_inline)) int
 ompi_spc_mpi_enter(spc_hook_mode mode, int hook, uint64_t **block, ompi_communicator_t *comm, int call,
                    int comm_call, int time, int family)
 {
@@ -184,14 +188,12 @@ ompi_spc_mpi_enter(spc_hook_mode mode, int hook, uint64_t **block, ompi_communic
     return spc_call_enter_(mode, block, time, family);
 }
 
-/* Its return: the timing's end, the time on comm's counter comm_time (-1:
- * none) while counters bound to communicators are on, and the events' safe
- * point. */
+/* After its return (spc_call_leave_*): the ticks it took (0: not timed) on
+ * comm's counter comm_time (-1: none) while counters bound to
+ * communicators are on, and the events' safe point. */
 static inline __attribute__((always_inline)) void
-ompi_spc_mpi_leave(spc_hook_mode mode, int hook, uint64_t **block, uint64_t start, ompi_communicator_t *comm,
-                   int comm_time, int time, int family)
+ompi_spc_mpi_left(spc_hook_mode mode, int hook, uint64_t ticks, ompi_communicator_t *comm, int comm_time)
 {
-    const uint64_t ticks = spc_call_leave_(mode, block, start, time, family);
     if (SPC_HOOK_SWITCHES_ON(mode, hook)) {
         if (comm_time >= 0 && ticks != 0 && OMPI_SPC_COMM_ON() && !ompi_comm_invalid(comm)) {
             ompi_spc_comm_record(comm, comm_time, ticks);

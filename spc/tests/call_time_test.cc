@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-static uint64_t synthetic_clock = 1;  // never 0: a start at 0 means "not timed"
+static uint64_t synthetic_clock = 1;
 #define SPC_TIMER_CLOCK_() synthetic_clock
 #include "spc/spc.h"
 
@@ -27,12 +27,17 @@ void call(int time, uint64_t length, void (*inner)() = nullptr)
 {
     SPC_HOOK_AROUND(Hook, {
         uint64_t *block = spc_hook_block_start_(SPC_HOOK_MODE);
-        const uint64_t start = spc_call_enter_(SPC_HOOK_MODE, &block, time, OMPI_SPC_COLLECTIVE_TIME);
+        const bool timed = spc_call_enter_(SPC_HOOK_MODE, &block, time, OMPI_SPC_COLLECTIVE_TIME);
+        const uint64_t start = timed ? SPC_TIMER_CLOCK_() : 0;
         synthetic_clock += length;
         if (inner != nullptr) {
             inner();
         }
-        spc_call_leave_(SPC_HOOK_MODE, &block, start, time, OMPI_SPC_COLLECTIVE_TIME);
+        if (timed) {
+            spc_call_leave_timed_(SPC_HOOK_MODE, &block, start, time, OMPI_SPC_COLLECTIVE_TIME);
+        } else {
+            spc_call_leave_untimed_();
+        }
     }, {
         synthetic_clock += length;
         if (inner != nullptr) {

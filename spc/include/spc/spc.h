@@ -531,7 +531,7 @@ uint64_t *spc_thread_shard_create(void) __attribute__((cold, returns_nonnull));
  * pointer, and threads that share the block of last resort share no call. */
 struct spc_thread_timing {
     uint64_t countdown;  /* intervals until the next timed one (0 on a new thread: the next) */
-    uint64_t in_call;    /* 1 while the thread is inside a timed MPI call (spc_call_enter_) */
+    uint64_t call_depth; /* the timed MPI calls the thread is inside (spc_call_enter_) */
     uint64_t random;     /* state of its random gaps (0 until the first gap seeds it) */
 };
 extern __thread struct spc_thread_timing spc_thread_timing __attribute__((tls_model("initial-exec")));
@@ -761,10 +761,6 @@ SPC_INLINE_ void spc_hook_timer_start_(spc_hook_mode mode, int id, spc_timer_t *
 
 /* ---- Time inside MPI calls (catalogue.def's SPC_CALL_TIME rows) ---- */
 
-/* What spc_call_enter_ returns for a call made inside a timed one: the
- * outer call's interval holds it, so it is not timed again. */
-#define SPC_CALL_INSIDE_ UINT64_MAX
-
 SPC_INLINE_ int spc_call_timers_on_(int time, int family)
 {
     return spc_enabled_(time) || spc_enabled_(family) || spc_enabled_(OMPI_SPC_MPI_TIME);
@@ -792,30 +788,30 @@ SPC_INLINE_ int spc_call_times_(spc_hook_mode mode, uint64_t **block, int time, 
     return 1;
 }
 
-/* A timed call's entry, in a hook's code that holds the call: its start
- * (the clock), 0 when it is not timed, SPC_CALL_INSIDE_ inside another.
- * The thread's flag marks the call, timed or not, so that what it calls
- * adds nothing of its own; spc_call_leave_ clears it. */
-SPC_INLINE_ uint64_t spc_call_enter_(spc_hook_mode mode, uint64_t **block, int time, int family)
+/* A timed call's entry, in a hook's code that holds the call: 1 when the
+ * call is timed (the code reads the clock, SPC_TIMER_CLOCK_, and ends the
+ * call with spc_call_leave_timed_), else 0 (spc_call_leave_untimed_); a
+ * call made inside another is not timed, since the outer call's interval
+ * holds it.  The thread's depth counts the calls it is inside, timed or
+ * not, so that what a call calls adds nothing of its own. */
+SPC_INLINE_ int spc_call_enter_(spc_hook_mode mode, uint64_t **block, int time, int family)
 {
-    if (spc_thread_timing.in_call != 0) {
-        return SPC_CALL_INSIDE_;
+    if (spc_thread_timing.call_depth != 0) {
+        spc_thread_timing.call_depth += 1;
+        return 0;
     }
-    spc_thread_timing.in_call = 1;
-    return spc_call_times_(mode, block, time, family) ? SPC_TIMER_CLOCK_() : 0;
+    spc_thread_timing.call_depth = 1;
+    return spc_call_times_(mode, block, time, family);
 }
 
-/* A timed call's return: the ticks it took, added to its timers that are
- * on (0: not timed). */
-SPC_INLINE_ uint64_t spc_call_leave_(spc_hook_mode mode, uint64_t **block, uint64_t start, int time, int family)
+SPC_INLINE_ void spc_call_leave_untimed_(void) { spc_thread_timing.call_depth -= 1; }
+
+/* A timed call's return: the ticks it took since start, added to its
+ * timers that are on. */
+SPC_INLINE_ uint64_t spc_call_leave_timed_(spc_hook_mode mode, uint64_t **block, uint64_t start, int time,
+                                           int family)
 {
-    if (start == SPC_CALL_INSIDE_) {
-        return 0;
-    }
-    spc_thread_timing.in_call = 0;
-    if (start == 0) {
-        return 0;
-    }
+    spc_thread_timing.call_depth -= 1;
     const uint64_t ticks = SPC_TIMER_CLOCK_() - start;
     spc_hook_record_(mode, block, time, ticks);
     spc_hook_record_(mode, block, family, ticks);
