@@ -22,6 +22,7 @@
 #ifndef SPC_SPC_H
 #define SPC_SPC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -700,7 +701,7 @@ SPC_INLINE_ int spc_timed_slot_(int id)
 SPC_INLINE_ int spc_count_down_(uint64_t *countdown)
 {
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
-    int left;
+    bool left;  /* as int, GCC kept the flag in a register too (setg, movzbl) */
     __asm__("subq $1, %0" : "+m"(*countdown), "=@ccg"(left));
     return left;
 #else
