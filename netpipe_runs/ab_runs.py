@@ -15,7 +15,10 @@ SETS = {**{name: (counters, 1) for name, counters in study.COUNTER_SETS.items()}
         "comm": (("comm",), 1), "comm-untimed": (("comm-untimed",), 1),
         # the timed calls' hooks on with no timer: what time-sampled costs
         # besides its clock reads (issue 35)
-        "calls": (("SEND", "RECV"), 1)}
+        "calls": (("SEND", "RECV"), 1),
+        # a counter whose hook is off the ping-pong's path: what the
+        # switching and the measurement alone make of on against off
+        "control": (("BCAST",), 1)}
 
 # Per transport: round trips per block, measured pairs, warm-up pairs.  A TCP
 # round trip over loopback is 10-140 us here against ~0.7 us on vader, so its
@@ -36,7 +39,10 @@ table4-no-match, time (MPI_TIME, P2P_TIME, SEND_TIME, RECV_TIME: the time
 inside the ping-pong's calls); all-sampled, match-time-sampled and
 time-sampled time one interval in 64; calls (SEND and RECV, the call
 counters of MPI_Send's and MPI_Recv's timed hooks) turns those hooks on
-with no timer;
+with no timer; control (BCAST: the ping-pong calls no MPI_Bcast, so its
+hook's site is patched at each switch but never run, and the self-check
+wants it 0) reads what the switching and the measurement alone make of
+on against off;
 comm toggles every variable bound to a communicator, on MPI_COMM_WORLD (the
 ping-pong's), and no process-wide one; comm-untimed the same but MATCH_TIME.  mpi_spc_attach stays empty, so "off" is off; MPI_Finalize
 writes the raw totals (mpi_spc_dump_file, in raw/) and the program checks
