@@ -90,7 +90,8 @@ enum ompi_spc_timed_call {
     } while (0)
 #define OMPI_SPC_MPI_TIMED_IN_(body, mode)                                                                 \
     ((mode) == SPC_HOOK_TESTS ? body##_tests : (mode) == SPC_HOOK_COUNTERS ? body##_counters               \
-     : (mode) == SPC_HOOK_ALL_COUNTERS ? body##_all : body##_sampled)
+     : (mode) == SPC_HOOK_ALL_COUNTERS ? body##_all : (mode) == SPC_HOOK_ALL_SAMPLED ? body##_sampled      \
+     : body##_timers)
 #endif
 #define OMPI_SPC_MPI_TIMED_COPIES_(name, body, comm, comm_call, params, args, kept)                        \
     SPC_HOOK_ENTRY_COPIES(OMPI_SPC_MPI_TIMED_COPY_, name, body, comm, comm_call, params, args, kept)

@@ -171,8 +171,12 @@ struct Hook {
     int consumers[SPC_MAX_HOOK_CONSUMERS];
 };
 Hook hooks[SPC_MAX_HOOKS];  // changed with the enable lock held
-// spc_hook_all_counters: read by the patcher only, so not in spc_flags_.
+// spc_hook_all_counters, spc_hook_timers_alone: read by the patcher only,
+// so not in spc_flags_.
 std::atomic<bool> hook_all_counters[SPC_MAX_HOOKS];
+std::atomic<bool> hook_timers_alone[SPC_MAX_HOOKS];
+
+bool is_timer(int id) { return valid_id(id) && spc_counter_infos[id].kind == SPC_KIND_TIMER; }
 
 // Sets hook's flags to what its consumers say and, if they changed (or
 // always), rewrites its sites; the enable lock is held.
@@ -185,13 +189,16 @@ void follow_consumers(int hook, bool always)
     const bool counters = std::any_of(begin, end, [](int id) { return !is_switch_site(id); });
     const bool all_counters = counters && !switches &&
                               std::all_of(begin, end, [](int id) { return is_switch_site(id) || consumer_on(id); });
+    const bool timers_alone = on && std::all_of(begin, end, [](int id) { return is_timer(id) || !consumer_on(id); });
     const bool switches_changed = switches != (spc_flags_.hook_switches[hook] != 0);
     // Before the sites change, and so seen by every thread that jumps.
     __atomic_store_n(&spc_flags_.hook_switches[hook], switches ? 1 : 0, __ATOMIC_RELAXED);
     if (always || switches_changed || on != (spc_flags_.hooks[hook] != 0) ||
-        all_counters != hook_all_counters[hook].load(std::memory_order_relaxed)) {
+        all_counters != hook_all_counters[hook].load(std::memory_order_relaxed) ||
+        timers_alone != hook_timers_alone[hook].load(std::memory_order_relaxed)) {
         __atomic_store_n(&spc_flags_.hooks[hook], on ? 1 : 0, __ATOMIC_RELAXED);
         hook_all_counters[hook].store(all_counters, std::memory_order_relaxed);
+        hook_timers_alone[hook].store(timers_alone, std::memory_order_relaxed);
         spc::sites_switch(SPC_HOOK_SITE_ID(hook));
     }
 }
@@ -261,7 +268,8 @@ void hooks_follow_sampling()
 {
     std::lock_guard<std::mutex> lock(enable_mutex);
     for (int hook = 0; hook < SPC_MAX_HOOKS; ++hook) {
-        if (hook_all_counters[hook].load(std::memory_order_relaxed)) {
+        if (hook_all_counters[hook].load(std::memory_order_relaxed) ||
+            hook_timers_alone[hook].load(std::memory_order_relaxed)) {
             sites_switch(SPC_HOOK_SITE_ID(hook));
         }
     }
@@ -311,6 +319,11 @@ int spc_hook_switches_on(int hook)
 int spc_hook_all_counters(int hook)
 {
     return hook >= 0 && hook < SPC_MAX_HOOKS && hook_all_counters[hook].load(std::memory_order_relaxed);
+}
+
+int spc_hook_timers_alone(int hook)
+{
+    return hook >= 0 && hook < SPC_MAX_HOOKS && hook_timers_alone[hook].load(std::memory_order_relaxed);
 }
 
 int spc_counter_is_enabled(int id)

@@ -202,13 +202,17 @@ const int32_t &target_for(const spc_site &site)
     if (spc_hook_all_counters(hook)) {
         return spc_timer_sampling() > 1 ? site.all_sampled : site.all;
     }
-    return spc_hook_switches_on(hook) ? site.on : site.counters;
+    if (spc_hook_switches_on(hook)) {
+        return site.on;
+    }
+    return spc_hook_timers_alone(hook) && spc_timer_sampling() > 1 ? site.timers_sampled : site.counters;
 }
 
 // The 5 bytes a site should hold: off, the no-op, or for a site at a
 // function's entry the jump to its plain code; on, a jump past its code's
 // flag test to the target target_for chose (a hook's copy with tests, for
-// its counters alone, or for all counters with exact or sampled timers).
+// its counters alone, for all counters with exact or sampled timers, or
+// for sampled timers alone).
 void code_for(const spc_site &site, bool on, unsigned char code[5])
 {
     if (!on && site.off == 0) {

@@ -205,6 +205,7 @@ TEST(Sites, HookSiteIsOnWhileAnyConsumerIs)
     EXPECT_EQ(target(&entry->all), target(&entry->all_sampled))
         << "a hook at a point times nothing: no copy for sampled timers";
     EXPECT_EQ(target(&entry->on), target(&entry->counters)) << "nor one for its counters alone";
+    EXPECT_EQ(target(&entry->on), target(&entry->timers_sampled)) << "nor for its timers alone";
 #endif
     const uint64_t counted = spc_read(kHookCounter);
     ASSERT_EQ(spc_counter_enable(kHookCounter), SPC_SUCCESS);
@@ -290,6 +291,8 @@ TEST(Sites, HookAroundRunsItsCodeInsteadWhileOn)
     const std::array<unsigned char, 5> nop5 = {0x0f, 0x1f, 0x44, 0x00, 0x00};
     EXPECT_EQ(bytes_at(site) == nop5, patched());
     EXPECT_NE(target(&entry->all), target(&entry->all_sampled)) << "a hook around a call can time it";
+    EXPECT_EQ(target(&entry->counters), target(&entry->timers_sampled))
+        << "its copy for counters alone serves for sampled timers alone";
 #endif
     const uint64_t counted = spc_read(kAroundCounter);
     ASSERT_EQ(spc_counter_enable(kAroundCounter), SPC_SUCCESS);
@@ -401,17 +404,30 @@ TEST(Sites, HookAroundTakesItsCopyForCountersWhileNoSwitchIsOn)
 }
 
 // A hook at a function's entry (entry_probe.c), as the timed MPI functions
-// have: the function's first byte is the site, which while off jumps to the
-// plain code where sites are patched; on, it goes to the copy its consumers
-// say, as a hook around a call does.
+// have, with their consumers: two counters, the call's timer, its family's,
+// MPI_TIME, and a switch.
+constexpr int kKeyOfEntry = SPC_SWITCH_FIRST_EVENT + 8;
+constexpr std::array<int, 3> kEntryTimers = {ENTRY_PROBE_TIMER, ENTRY_PROBE_FAMILY, OMPI_SPC_MPI_TIME};
+
+int define_entry_probe()
+{
+    const int consumers[] = {ENTRY_PROBE_FIRST,  ENTRY_PROBE_SECOND, ENTRY_PROBE_TIMER,
+                             ENTRY_PROBE_FAMILY, OMPI_SPC_MPI_TIME,  SPC_SWITCH_SITE_ID(kKeyOfEntry)};
+    return spc_hook_define(ENTRY_PROBE_HOOK, consumers, 6);
+}
+
+// The mark of the copy a run of entry_probe took in mode where sites are
+// patched: the flag kind has the copy with tests alone.
+int mark(spc_hook_mode mode) { return patched() ? ENTRY_PROBE_MARK(mode) : ENTRY_PROBE_MARK(SPC_HOOK_TESTS); }
+
+// The function's first byte is the site, which while off jumps to the plain
+// code where sites are patched; on, it goes to the copy its consumers say,
+// as a hook around a call does.
 TEST(Sites, HookAtAFunctionsEntryJumpsToItsPlainCodeWhileOff)
 {
-    constexpr int kKeyOfEntry = SPC_SWITCH_FIRST_EVENT + 8;
     EXPECT_EQ(entry_probe(5), 15) << "a hook without consumers runs the plain code";
-    const int consumers[] = {ENTRY_PROBE_FIRST, ENTRY_PROBE_SECOND, SPC_SWITCH_SITE_ID(kKeyOfEntry)};
-    ASSERT_EQ(spc_hook_define(ENTRY_PROBE_HOOK, consumers, 3), SPC_SUCCESS);
+    ASSERT_EQ(define_entry_probe(), SPC_SUCCESS);
     EXPECT_EQ(entry_probe(5), 15);
-    const auto mark = [](spc_hook_mode mode) { return patched() ? ENTRY_PROBE_MARK(mode) : ENTRY_PROBE_MARK(SPC_HOOK_TESTS); };
 #if SPC_SITES_PATCHED
     const spc_site *entry = entry_of(SPC_HOOK_SITE_ID(ENTRY_PROBE_HOOK));
     ASSERT_NE(entry, nullptr);
@@ -420,29 +436,37 @@ TEST(Sites, HookAtAFunctionsEntryJumpsToItsPlainCodeWhileOff)
     ASSERT_NE(entry->off, 0) << "a site at an entry names its plain code";
     EXPECT_EQ(jump_target(site), patched() ? target(&entry->off) : target(&entry->target))
         << "off: patched, a jump to the plain code; the flag kind, to the flag test";
-    const std::array<const int32_t *, 5> copies = {&entry->on, &entry->counters, &entry->all, &entry->all_sampled,
-                                                    &entry->off};
+    const std::array<const int32_t *, 6> copies = {&entry->on,          &entry->counters,       &entry->all,
+                                                    &entry->all_sampled, &entry->timers_sampled, &entry->off};
     for (size_t i = 0; i < copies.size(); ++i) {
         for (size_t j = i + 1; j < copies.size(); ++j) {
-            EXPECT_NE(target(copies[i]), target(copies[j])) << "five codes: " << i << ", " << j;
+            EXPECT_NE(target(copies[i]), target(copies[j])) << "six codes: " << i << ", " << j;
         }
     }
 #endif
     const uint64_t first = spc_read(ENTRY_PROBE_FIRST), second = spc_read(ENTRY_PROBE_SECOND);
+    const uint64_t timed = spc_read_raw(ENTRY_PROBE_TIMER);
     ASSERT_EQ(spc_counter_enable(ENTRY_PROBE_FIRST), SPC_SUCCESS);
-    EXPECT_EQ(entry_probe(6), 18 + mark(SPC_HOOK_COUNTERS)) << "one counter of two, no switch";
+    EXPECT_EQ(entry_probe(6), 18 + mark(SPC_HOOK_COUNTERS)) << "one counter of two, no switch, no timer";
     ASSERT_EQ(spc_counter_enable(ENTRY_PROBE_SECOND), SPC_SUCCESS);
-    EXPECT_EQ(entry_probe(7), 21 + mark(SPC_HOOK_ALL_COUNTERS)) << "both counters";
+    for (int id : kEntryTimers) {
+        ASSERT_EQ(spc_counter_enable(id), SPC_SUCCESS);
+    }
+    EXPECT_EQ(entry_probe(7), 21 + mark(SPC_HOOK_ALL_COUNTERS)) << "every counter and timer";
 #if SPC_SITES_PATCHED
     EXPECT_EQ(jump_target(site), patched() ? target(&entry->all) : target(&entry->target));
 #endif
+    EXPECT_EQ(spc_read_raw(ENTRY_PROBE_TIMER) - timed, uint64_t{ENTRY_PROBE_TICKS}) << "that run, timed";
     ASSERT_EQ(spc_timer_sampling_set(16), SPC_SUCCESS);
-    EXPECT_EQ(entry_probe(8), 24 + mark(SPC_HOOK_ALL_SAMPLED)) << "both counters, timers sampled";
+    EXPECT_EQ(entry_probe(8), 24 + mark(SPC_HOOK_ALL_SAMPLED)) << "all on, timers sampled";
     ASSERT_EQ(spc_timer_sampling_set(1), SPC_SUCCESS);
     ASSERT_EQ(spc_switch_on(kKeyOfEntry), SPC_SUCCESS);
     EXPECT_EQ(entry_probe(9), 27 + mark(SPC_HOOK_TESTS)) << "a switch on";
     ASSERT_EQ(spc_counter_disable(ENTRY_PROBE_FIRST), SPC_SUCCESS);
     ASSERT_EQ(spc_counter_disable(ENTRY_PROBE_SECOND), SPC_SUCCESS);
+    for (int id : kEntryTimers) {
+        ASSERT_EQ(spc_counter_disable(id), SPC_SUCCESS);
+    }
     EXPECT_EQ(entry_probe(10), 30 + mark(SPC_HOOK_TESTS)) << "only the switch on";
     ASSERT_EQ(spc_switch_off(kKeyOfEntry), SPC_SUCCESS);
     EXPECT_EQ(entry_probe(11), 33) << "all off: the plain code again";
@@ -451,6 +475,58 @@ TEST(Sites, HookAtAFunctionsEntryJumpsToItsPlainCodeWhileOff)
 #endif
     EXPECT_EQ(spc_read(ENTRY_PROBE_FIRST) - first, 4u) << "added in the four runs while on";
     EXPECT_EQ(spc_read(ENTRY_PROBE_SECOND) - second, 3u) << "added in the three runs while on";
+    ASSERT_EQ(spc_hook_define(ENTRY_PROBE_HOOK, nullptr, 0), SPC_SUCCESS);
+}
+
+// With timers alone on and sampled, the site runs the copy for that case,
+// which times a drawn run on each timer that is on and no other; any other
+// consumer on, or exact timers, and the copy for counters alone runs again.
+TEST(Sites, SampledTimersAloneRunTheirOwnCopyAtAFunctionsEntry)
+{
+    ASSERT_EQ(define_entry_probe(), SPC_SUCCESS);
+    ASSERT_EQ(spc_counter_enable(ENTRY_PROBE_TIMER), SPC_SUCCESS);
+    EXPECT_TRUE(spc_hook_timers_alone(ENTRY_PROBE_HOOK));
+    uint64_t timed = spc_read_raw(ENTRY_PROBE_TIMER);
+    EXPECT_EQ(entry_probe(1), 3 + mark(SPC_HOOK_COUNTERS)) << "timers exact: the copy for counters";
+    EXPECT_EQ(spc_read_raw(ENTRY_PROBE_TIMER) - timed, uint64_t{ENTRY_PROBE_TICKS}) << "exact: every run timed";
+
+    ASSERT_EQ(spc_timer_sampling_set(16), SPC_SUCCESS);
+#if SPC_SITES_PATCHED
+    const spc_site *entry = entry_of(SPC_HOOK_SITE_ID(ENTRY_PROBE_HOOK));
+    ASSERT_NE(entry, nullptr);
+    EXPECT_EQ(jump_target(target(&entry->at)), patched() ? target(&entry->timers_sampled) : target(&entry->target))
+        << "the sites follow the sampling";
+#endif
+    constexpr int kRuns = 1600;
+    const uint64_t family = spc_read_raw(ENTRY_PROBE_FAMILY), mpi = spc_read_raw(OMPI_SPC_MPI_TIME);
+    const uint64_t intervals = spc_timer_intervals(ENTRY_PROBE_TIMER);
+    const uint64_t first = spc_read(ENTRY_PROBE_FIRST);
+    timed = spc_read_raw(ENTRY_PROBE_TIMER);
+    for (int i = 0; i < kRuns; ++i) {
+        ASSERT_EQ(entry_probe(2), 6 + mark(SPC_HOOK_TIMERS_SAMPLED)) << "run " << i;
+    }
+    const uint64_t drawn = spc_timer_intervals(ENTRY_PROBE_TIMER) - intervals;
+    EXPECT_NEAR(static_cast<double>(drawn), kRuns / 16.0, kRuns / 16.0 / 2) << "1 in 16 drawn";
+    EXPECT_EQ(spc_read_raw(ENTRY_PROBE_TIMER) - timed, drawn * ENTRY_PROBE_TICKS) << "each drawn run, whole";
+    EXPECT_EQ(spc_read_raw(ENTRY_PROBE_FAMILY), family) << "a timer that is off adds nothing";
+    EXPECT_EQ(spc_read_raw(OMPI_SPC_MPI_TIME), mpi) << "a timer that is off adds nothing";
+    EXPECT_EQ(spc_read(ENTRY_PROBE_FIRST), first);
+
+    ASSERT_EQ(spc_counter_enable(ENTRY_PROBE_FIRST), SPC_SUCCESS);
+    EXPECT_FALSE(spc_hook_timers_alone(ENTRY_PROBE_HOOK));
+    EXPECT_EQ(entry_probe(3), 9 + mark(SPC_HOOK_COUNTERS)) << "a counter on besides";
+    ASSERT_EQ(spc_counter_disable(ENTRY_PROBE_FIRST), SPC_SUCCESS);
+    ASSERT_EQ(spc_switch_on(kKeyOfEntry), SPC_SUCCESS);
+    EXPECT_FALSE(spc_hook_timers_alone(ENTRY_PROBE_HOOK));
+    EXPECT_EQ(entry_probe(4), 12 + mark(SPC_HOOK_TESTS)) << "a switch on besides";
+    ASSERT_EQ(spc_switch_off(kKeyOfEntry), SPC_SUCCESS);
+    EXPECT_EQ(entry_probe(5), 15 + mark(SPC_HOOK_TIMERS_SAMPLED)) << "timers alone again";
+    ASSERT_EQ(spc_timer_sampling_set(1), SPC_SUCCESS);
+    EXPECT_EQ(entry_probe(6), 18 + mark(SPC_HOOK_COUNTERS)) << "exact again";
+    EXPECT_EQ(spc_read(ENTRY_PROBE_FIRST), first + 1) << "counted in the one run while on";
+    ASSERT_EQ(spc_counter_disable(ENTRY_PROBE_TIMER), SPC_SUCCESS);
+    EXPECT_FALSE(spc_hook_timers_alone(ENTRY_PROBE_HOOK)) << "nothing on";
+    EXPECT_EQ(entry_probe(7), 21);
     ASSERT_EQ(spc_hook_define(ENTRY_PROBE_HOOK, nullptr, 0), SPC_SUCCESS);
 }
 

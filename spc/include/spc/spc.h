@@ -239,6 +239,7 @@ struct spc_site {
     int32_t counters; /* a hook's code for no switch on, each counter tested (else == on) */
     int32_t all;     /* a hook's code for all its counters on and no switch (else == on) */
     int32_t all_sampled; /* the same with timers sampled (else == all) */
+    int32_t timers_sampled; /* a hook's code for sampled timers alone on, no switch (else == counters) */
     int32_t id, id2; /* on while either counter is on (id2 == id for one) */
     int32_t off;     /* 0: off, the site is a 5-byte no-op; else, for a site at a function's
                       * entry (SPC_HOOK_ENTRY), the code it jumps to while off, relative to
@@ -289,6 +290,12 @@ int spc_hook_is_on(int hook);
  * for that case, which tests no flag (that code's copy for sampled timers
  * while spc_timer_sampling() is above 1). */
 int spc_hook_all_counters(int hook);
+/* 1 while hook's consumers that are on, at least one, are all timers: no
+ * counter of another kind and no switch.  With timers sampled, its site at
+ * a function's entry then runs the copy made for that case
+ * (SPC_HOOK_TIMERS_SAMPLED), which tests no counter but a drawn call's
+ * timers. */
+int spc_hook_timers_alone(int hook);
 /* 1 while one of hook's consumers that is a switch is on. */
 int spc_hook_switches_on(int hook);
 
@@ -301,15 +308,17 @@ typedef enum spc_hook_mode {
     SPC_HOOK_TESTS,         /* test each consumer */
     SPC_HOOK_ALL_COUNTERS,  /* every counter consumer is on, no switch is; timers time every interval */
     SPC_HOOK_ALL_SAMPLED,   /* the same, with timers sampled (spc_timer_sampling() above 1) */
-    SPC_HOOK_COUNTERS       /* no switch is on: test each counter */
+    SPC_HOOK_COUNTERS,      /* no switch is on: test each counter */
+    SPC_HOOK_TIMERS_SAMPLED /* no switch and only timers are on, sampled (a function's entry alone) */
 } spc_hook_mode;
 #define SPC_HOOK_MODE spc_hook_mode_
 /* copy(suffix, mode, ...) for each mode's copy of a hook's code at a
  * function's entry (SPC_HOOK_ENTRY), prefix_<suffix>, which the site's
  * record names. */
-#define SPC_HOOK_ENTRY_COPIES(copy, ...)                                                          \
-    copy(tests, SPC_HOOK_TESTS, __VA_ARGS__) copy(counters, SPC_HOOK_COUNTERS, __VA_ARGS__)       \
-    copy(all, SPC_HOOK_ALL_COUNTERS, __VA_ARGS__) copy(sampled, SPC_HOOK_ALL_SAMPLED, __VA_ARGS__)
+#define SPC_HOOK_ENTRY_COPIES(copy, ...)                                                           \
+    copy(tests, SPC_HOOK_TESTS, __VA_ARGS__) copy(counters, SPC_HOOK_COUNTERS, __VA_ARGS__)        \
+    copy(all, SPC_HOOK_ALL_COUNTERS, __VA_ARGS__) copy(sampled, SPC_HOOK_ALL_SAMPLED, __VA_ARGS__) \
+    copy(timers, SPC_HOOK_TIMERS_SAMPLED, __VA_ARGS__)
 /* Inside a hook's code: whether one of its consumers that is a switch is
  * on, so that code tests its counters one by one but its switched
  * consumers (each a call) only behind this one test. */
@@ -532,7 +541,7 @@ uint64_t *spc_thread_shard_create(void) __attribute__((cold, returns_nonnull));
  * pointer, and threads that share the block of last resort share no call. */
 struct spc_thread_timing {
     uint64_t countdown;  /* intervals until the next timed one (0 on a new thread: the next) */
-    uint64_t call_depth; /* the timed MPI calls the thread is inside (spc_call_enter_) */
+    uint64_t call_depth; /* minus the timed MPI calls the thread is inside (spc_call_depth_down_) */
     uint64_t random;     /* state of its random gaps (0 until the first gap seeds it) */
 };
 extern __thread struct spc_thread_timing spc_thread_timing __attribute__((tls_model("initial-exec")));
@@ -597,6 +606,24 @@ SPC_INLINE_ void spc_add_(int id, uint64_t n)
 #endif
 }
 
+/* The block slot that counts the intervals timer id timed (folds to a
+ * constant for a constant id). */
+SPC_INLINE_ int spc_timed_slot_(int id)
+{
+    switch (id) {
+#define SPC_STAT(name, kind, unit, category, verbosity, description) SPC_TIMED_CASE_##kind##_(name)
+#define SPC_TIMED_CASE_COUNTER_(name)
+#define SPC_TIMED_CASE_AGGREGATE_(name)
+#define SPC_TIMED_CASE_LEVEL_(name)
+#define SPC_TIMED_CASE_TIMER_(name) \
+    case OMPI_SPC_##name:           \
+        return SPC_TIMED_OMPI_SPC_##name;
+#include "spc/catalogue.def"
+    default:
+        return SPC_BLOCK_NOT_TIMED;  /* not a timer: its start never ran */
+    }
+}
+
 /* Whether mode is one of the copies for all counters (exact or sampled
  * timers), where every counter consumer of the hook is known to be on. */
 SPC_INLINE_ int spc_hook_all_mode_(spc_hook_mode mode)
@@ -611,6 +638,9 @@ SPC_INLINE_ int spc_hook_all_mode_(spc_hook_mode mode)
  * elsewhere. */
 SPC_INLINE_ int spc_hook_counter_on_(spc_hook_mode mode, int id)
 {
+    if (mode == SPC_HOOK_TIMERS_SAMPLED && spc_timed_slot_(id) == SPC_BLOCK_NOT_TIMED) {
+        return 0;  /* off: that copy runs while timers alone are */
+    }
     return spc_hook_all_mode_(mode) || spc_enabled_(id);
 }
 
@@ -675,24 +705,6 @@ SPC_INLINE_ void spc_hook_user_or_mpi_(spc_hook_mode mode, uint64_t **block, int
 /* The start stores the clock only for an interval that is timed; the timer
  * is otherwise left at 0 (SPC_TIMER_START stores that first), and a stop
  * skips a timer at 0, so a counter turned on between the two adds nothing. */
-/* The block slot that counts the intervals timer id timed (folds to a
- * constant for a constant id). */
-SPC_INLINE_ int spc_timed_slot_(int id)
-{
-    switch (id) {
-#define SPC_STAT(name, kind, unit, category, verbosity, description) SPC_TIMED_CASE_##kind##_(name)
-#define SPC_TIMED_CASE_COUNTER_(name)
-#define SPC_TIMED_CASE_AGGREGATE_(name)
-#define SPC_TIMED_CASE_LEVEL_(name)
-#define SPC_TIMED_CASE_TIMER_(name) \
-    case OMPI_SPC_##name:           \
-        return SPC_TIMED_OMPI_SPC_##name;
-#include "spc/catalogue.def"
-    default:
-        return SPC_BLOCK_NOT_TIMED;  /* not a timer: its start never ran */
-    }
-}
-
 /* Counts a thread's countdown down by one: 1 while what is left is still
  * above 0.  On x86-64 one subtraction from memory sets the flags the jump
  * tests (a flag output), where the compiler loads, subtracts, stores and
@@ -745,6 +757,8 @@ SPC_INLINE_ int spc_hook_times_(spc_hook_mode mode, uint64_t **block, int id)
         return 1;
     case SPC_HOOK_ALL_SAMPLED:
         return spc_timer_sampled_(block, id);
+    case SPC_HOOK_TIMERS_SAMPLED:
+        return SPC_UNLIKELY(spc_enabled_(id)) && spc_timer_sampled_(block, id);
     default:
         return SPC_UNLIKELY(spc_enabled_(id)) &&
                (SPC_LIKELY(spc_flags_.timer_sampling == 1) || spc_timer_sampled_(block, id));
@@ -776,7 +790,8 @@ SPC_INLINE_ int spc_call_times_(spc_hook_mode mode, uint64_t **block, int time, 
     if (mode == SPC_HOOK_ALL_COUNTERS) {
         return 1;
     }
-    if (mode != SPC_HOOK_ALL_SAMPLED && SPC_LIKELY(spc_flags_.timer_sampling == 1)) {
+    const int sampled = mode == SPC_HOOK_ALL_SAMPLED || mode == SPC_HOOK_TIMERS_SAMPLED;
+    if (!sampled && SPC_LIKELY(spc_flags_.timer_sampling == 1)) {
         return spc_call_timers_on_(time, family);
     }
     if (SPC_LIKELY(!spc_timer_drawn_()) || (mode != SPC_HOOK_ALL_SAMPLED && !spc_call_timers_on_(time, family))) {
@@ -789,6 +804,20 @@ SPC_INLINE_ int spc_call_times_(spc_hook_mode mode, uint64_t **block, int time, 
     return 1;
 }
 
+/* One timed call more that the thread is inside: 1 if it was inside none.
+ * The depth is kept negated, so that on x86-64 one subtraction from memory
+ * borrows (sets the carry flag) exactly when it was 0. */
+SPC_INLINE_ int spc_call_depth_down_(void)
+{
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+    bool outermost;
+    __asm__("subq $1, %0" : "+m"(spc_thread_timing.call_depth), "=@ccc"(outermost));
+    return outermost;
+#else
+    return spc_thread_timing.call_depth-- == 0;
+#endif
+}
+
 /* A timed call's entry, in a hook's code that holds the call: 1 when the
  * call is timed (the code reads the clock, SPC_TIMER_CLOCK_, and ends the
  * call with spc_call_leave_timed_), else 0 (spc_call_leave_untimed_); a
@@ -797,22 +826,20 @@ SPC_INLINE_ int spc_call_times_(spc_hook_mode mode, uint64_t **block, int time, 
  * not, so that what a call calls adds nothing of its own. */
 SPC_INLINE_ int spc_call_enter_(spc_hook_mode mode, uint64_t **block, int time, int family)
 {
-    if (spc_thread_timing.call_depth != 0) {
-        spc_thread_timing.call_depth += 1;
+    if (!spc_call_depth_down_()) {
         return 0;
     }
-    spc_thread_timing.call_depth = 1;
     return spc_call_times_(mode, block, time, family);
 }
 
-SPC_INLINE_ void spc_call_leave_untimed_(void) { spc_thread_timing.call_depth -= 1; }
+SPC_INLINE_ void spc_call_leave_untimed_(void) { spc_thread_timing.call_depth += 1; }
 
 /* A timed call's return: the ticks it took since start, added to its
  * timers that are on. */
 SPC_INLINE_ uint64_t spc_call_leave_timed_(spc_hook_mode mode, uint64_t **block, uint64_t start, int time,
                                            int family)
 {
-    spc_thread_timing.call_depth -= 1;
+    spc_thread_timing.call_depth += 1;
     const uint64_t ticks = SPC_TIMER_CLOCK_() - start;
     spc_hook_record_(mode, block, time, ticks);
     spc_hook_record_(mode, block, family, ticks);
@@ -939,13 +966,13 @@ static inline void spc_level_add_(int id, int64_t delta)
  * declared with SPC_HOOK_ENTRY_FUNCTION and its body SPC_HOOK_ENTRY_SITE
  * alone, the site, which jumps while off to prefix_plain, a function of the
  * same parameters that does its work, while on to the copy of the hook's
- * code its mode chooses (prefix_tests, _counters, _all, _sampled: made by
- * SPC_HOOK_ENTRY_COPIES), and in the flag kind to prefix_flag
- * (SPC_HOOK_ENTRY_TEST), which tests the hook's flag.  With no prologue before the site, each runs as if called
- * in the function's place: off costs the jump and shares no register with
- * the work (a site in the body comes after the body's prologue, which the
- * compiler then lays out around the site too), and on undoes no prologue
- * before the jump. */
+ * code its mode chooses (prefix_tests, _counters, _all, _sampled, _timers:
+ * made by SPC_HOOK_ENTRY_COPIES), and in the flag kind to prefix_flag
+ * (SPC_HOOK_ENTRY_TEST), which tests the hook's flag.  With no prologue
+ * before the site, each runs as if called in the function's place: off
+ * costs the jump and shares no register with the work (a site in the body
+ * comes after the body's prologue, which the compiler then lays out around
+ * the site too), and on undoes no prologue before the jump. */
 #define SPC_HOOK_ENTRY 1
 #define SPC_HOOK_ENTRY_FUNCTION __attribute__((naked))
 #define SPC_HOOK_ENTRY_SITE(prefix) __asm__(SPC_HOOK_ENTRY_SITE_TEXT_(prefix))
