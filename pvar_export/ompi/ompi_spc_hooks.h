@@ -88,14 +88,11 @@ enum ompi_spc_timed_call {
                              return body args);                                                            \
         __builtin_unreachable();                                                                           \
     } while (0)
-#define OMPI_SPC_MPI_TIMED_IN_(body, mode) OMPI_SPC_HOOK_COPY(body, mode)
+#define OMPI_SPC_MPI_TIMED_IN_(body, mode)                                                                 \
+    ((mode) == SPC_HOOK_TESTS ? body##_tests : (mode) == SPC_HOOK_COUNTERS ? body##_counters               \
+     : (mode) == SPC_HOOK_ALL_COUNTERS ? body##_all : (mode) == SPC_HOOK_ALL_SAMPLED ? body##_sampled      \
+     : body##_timers)
 #endif
-/* Of the functions SPC_HOOK_ENTRY_COPIES made, prefix_<suffix>, the one
- * for mode (a constant: the choice is the compiler's). */
-#define OMPI_SPC_HOOK_COPY(prefix, mode)                                                                   \
-    ((mode) == SPC_HOOK_TESTS ? prefix##_tests : (mode) == SPC_HOOK_COUNTERS ? prefix##_counters           \
-     : (mode) == SPC_HOOK_ALL_COUNTERS ? prefix##_all : (mode) == SPC_HOOK_ALL_SAMPLED ? prefix##_sampled  \
-     : prefix##_timers)
 #define OMPI_SPC_MPI_TIMED_COPIES_(name, body, comm, comm_call, params, args, kept)                        \
     SPC_HOOK_ENTRY_COPIES(OMPI_SPC_MPI_TIMED_COPY_, name, body, comm, comm_call, params, args, kept)
 /* A call not timed runs the body on a path of its own, with nothing kept
