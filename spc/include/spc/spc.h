@@ -702,9 +702,6 @@ SPC_INLINE_ void spc_hook_user_or_mpi_(spc_hook_mode mode, uint64_t **block, int
 #define SPC_TIMER_CLOCK_() spc_ticks()  /* a test may substitute a synthetic clock */
 #endif
 
-/* The start stores the clock only for an interval that is timed; the timer
- * is otherwise left at 0 (SPC_TIMER_START stores that first), and a stop
- * skips a timer at 0, so a counter turned on between the two adds nothing. */
 /* Counts a thread's countdown down by one: 1 while what is left is still
  * above 0.  On x86-64 one subtraction from memory sets the flags the jump
  * tests (a flag output), where the compiler loads, subtracts, stores and
@@ -757,14 +754,15 @@ SPC_INLINE_ int spc_hook_times_(spc_hook_mode mode, uint64_t **block, int id)
         return 1;
     case SPC_HOOK_ALL_SAMPLED:
         return spc_timer_sampled_(block, id);
-    case SPC_HOOK_TIMERS_SAMPLED:
-        return SPC_UNLIKELY(spc_enabled_(id)) && spc_timer_sampled_(block, id);
     default:
         return SPC_UNLIKELY(spc_enabled_(id)) &&
                (SPC_LIKELY(spc_flags_.timer_sampling == 1) || spc_timer_sampled_(block, id));
     }
 }
 
+/* The start stores the clock only for an interval that is timed; the timer
+ * is otherwise left at 0 (SPC_TIMER_START stores that first), and a stop
+ * skips a timer at 0, so a counter turned on between the two adds nothing. */
 SPC_INLINE_ void spc_hook_timer_start_(spc_hook_mode mode, int id, spc_timer_t *timer)
 {
     if (spc_hook_times_(mode, NULL, id)) {
