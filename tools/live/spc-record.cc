@@ -314,7 +314,9 @@ int main(int argc, char **argv)
                 std::fprintf(csv, ",%s,%s\n", counters[id].unit.c_str(), who.c_str());
                 ++rows;
             }
-            if (status[rank] == spc_live::Status::Finalized || status[rank] == spc_live::Status::Dead) {
+            // v.final too: a rank that finalized between its status and
+            // this read has given its last sample already.
+            if (v.final || status[rank] == spc_live::Status::Finalized || status[rank] == spc_live::Status::Dead) {
                 done.insert(rank);
                 dead += status[rank] == spc_live::Status::Dead;
             }

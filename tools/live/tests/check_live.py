@@ -542,17 +542,20 @@ def record(args):
     check(sends == sorted(sends) and any(0 < s < 200 for s in sends) and sends[-1] == 200,
           f"rank 0's SEND grows while it is recorded, to 200 ({sends[:3]} ... {sends[-3:]})")
     # Each rank's time since MPI_Init: read by the clock of wall_time, so
-    # wall_time less it is the rank's MPI_Init in every sample taken while the
-    # rank ran. Once it has finalized, each later sample (a rank that ends
-    # first is read again while the others run) holds the time to
-    # MPI_Finalize, the largest, give or take a read that raced its clock.
+    # wall_time less it is the rank's MPI_Init in every sample but the last,
+    # which holds the time to MPI_Finalize, the largest (give or take a read
+    # that raced its clock). A rank that finalized between spc-record's look
+    # at its state and its read is read no more: no time repeats the last.
     since, inits = {}, {}
     for r in rows:
         since.setdefault(int(r["rank"]), {})[int(r["sample"])] = float(r["since_mpi_init"])
     for r in rows:
-        rank, value = int(r["rank"]), float(r["since_mpi_init"])
-        if value != since[rank][last_of[rank]]:
+        rank, sample, value = int(r["rank"]), int(r["sample"]), float(r["since_mpi_init"])
+        if sample != last_of[rank]:
             inits.setdefault(rank, []).append(float(r["wall_time"]) - value)
+    repeated = {rank: [s for s, v in times.items() if v == times[last_of[rank]] and s != last_of[rank]]
+                for rank, times in since.items()}
+    check(not any(repeated.values()), f"spc-record reads a finalized rank once (the last time again in {repeated})")
     spread = {rank: max(t) - min(t) for rank, t in inits.items()}
     check(sorted(inits) == sorted(last_of) and all(s < 1e-5 for s in spread.values())
           and all(min(v.values()) > 0 and v[last_of[rank]] >= max(v.values()) - 1e-3 for rank, v in since.items()),
