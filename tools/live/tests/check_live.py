@@ -548,9 +548,8 @@ def record(args):
     # at its state and its read is read no more: no time repeats the last.
     since, inits = {}, {}
     for r in rows:
-        since.setdefault(int(r["rank"]), {})[int(r["sample"])] = float(r["since_mpi_init"])
-    for r in rows:
         rank, sample, value = int(r["rank"]), int(r["sample"]), float(r["since_mpi_init"])
+        since.setdefault(rank, {})[sample] = value
         if sample != last_of[rank]:
             inits.setdefault(rank, []).append(float(r["wall_time"]) - value)
     repeated = {rank: [s for s, v in times.items() if v == times[last_of[rank]] and s != last_of[rank]]
